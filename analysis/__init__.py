@@ -1,0 +1,34 @@
+"""zombie-odds' mathematics: pure rules and exact probabilities (no Flask, no Celery, no I/O).
+
+Start with `Position` (a validated mid-turn position) and `odds` (the whole answer for it).
+"""
+
+from .dice import DICE, MODES, Die, Face, Mode
+from .odds import Decision, Odds, odds
+from .policy import Objective, Solution, parse_objective, solve
+from .position import FieldError, Position, PositionError
+from .roll import NextRoll, Transition, next_roll
+from .table import Table, table_for
+
+__all__ = [
+    "DICE",
+    "MODES",
+    "Decision",
+    "Die",
+    "Face",
+    "FieldError",
+    "Mode",
+    "NextRoll",
+    "Objective",
+    "Odds",
+    "Position",
+    "PositionError",
+    "Solution",
+    "Table",
+    "Transition",
+    "next_roll",
+    "odds",
+    "parse_objective",
+    "solve",
+    "table_for",
+]

@@ -1,0 +1,34 @@
+"""Hypothesis strategies shared by the test modules."""
+
+from __future__ import annotations
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from analysis import MODES, Position
+from analysis.position import banked_reachable
+
+DIE_NAMES = {name: mode.die_names for name, mode in MODES.items()}
+
+
+@st.composite
+def positions(draw, mode: str = "original", recycle: str | None = None, banked: bool = True) -> Position:
+    """Any reachable mid-turn position of `mode` (structurally valid dice, reachable banked brains)."""
+    m = MODES[mode]
+    counts = m.counts
+    hand = draw(st.tuples(*(st.integers(0, min(3, n)) for n in counts)).filter(lambda h: sum(h) <= 3))
+    shots = draw(st.tuples(*(st.integers(0, min(2, n - h)) for n, h in zip(counts, hand)))
+                 .filter(lambda s: sum(s) <= 2))
+    brains = draw(st.tuples(*(st.integers(0, n - h - s) for n, h, s in zip(counts, hand, shots))))
+    out = sum(hand) + sum(shots) + sum(brains)
+    assume(out == 0 or out >= 3)
+    noted = 0
+    if banked and out and draw(st.booleans()):
+        noted = draw(st.integers(0, 60).filter(
+            lambda n: banked_reachable(n, sum(shots), out, m.total_dice, m.dice_per_roll)))
+
+    def names(c: tuple[int, ...]) -> tuple[str, ...]:
+        return tuple(d for d, n in zip(m.die_names, c) for _ in range(n))
+
+    variant = recycle or draw(st.sampled_from(["before-draw", "draw-then-recycle"]))
+    return Position(mode, names(hand), names(brains), names(shots), noted, variant)

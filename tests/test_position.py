@@ -1,0 +1,92 @@
+"""Position: validation names the field and the reason; reachable positions are accepted."""
+
+import pytest
+from hypothesis import given
+
+from analysis import Position, PositionError
+from analysis.position import MAX_BANKED, banked_reachable
+from analysis.roll import needs_recycling
+from analysis.table import table_for
+
+from .strategies import positions
+
+
+def test_cup_is_derived_and_piles_are_normalised():
+    p = Position(footprints=["red", "green"], brains=["green"], shotguns=["red"])
+    assert p.footprints == ("green", "red")
+    assert p.cup == {"green": 4, "yellow": 4, "red": 1}
+    assert p.score == 1 and not p.turn_start
+    assert Position().turn_start and Position().cup == {"green": 6, "yellow": 4, "red": 3}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"mode": "chess"}, "mode", "unknown mode"),
+        ({"recycle": "never"}, "recycle", "unknown variant"),
+        ({"footprints": ["blue", "green", "green"]}, "footprints[0]", "unknown die"),
+        ({"footprints": "green"}, "footprints", "list of die names"),
+        ({"brains": ["red"] * 4}, "brains", "4 red dice"),
+        ({"brains": ["red", "red"], "shotguns": ["red", "red"]}, "shotguns", "4 red dice"),
+        ({"shotguns": ["red", "red", "green"]}, "shotguns", "already over"),
+        ({"footprints": ["green"] * 4}, "footprints", "4 footprint dice"),
+        ({"brains": ["green"]}, "footprints", "only 1 dice out"),
+        ({"banked": -1}, "banked", "negative"),
+        ({"banked": MAX_BANKED + 1}, "banked", "absurd"),
+        ({"banked": 2.5}, "banked", "whole number"),
+        ({"banked": True}, "banked", "whole number"),
+        ({"banked": 11}, "banked", "none are"),
+        ({"brains": ["green"] * 3, "banked": 5}, "banked", "exactly 5"),
+        ({"brains": ["green"] * 3, "banked": 15}, "banked", "exactly 15"),
+    ],
+)
+def test_impossible_positions_name_the_field(fields, field, words):
+    with pytest.raises(PositionError) as info:
+        Position(**fields)
+    assert field in {e.field for e in info.value.errors}
+    assert any(words in e.reason for e in info.value.errors), info.value.errors
+
+
+def test_every_error_is_reported_at_once():
+    with pytest.raises(PositionError) as info:
+        Position(footprints=["blue"], brains=["purple"], banked=-3)
+    assert {e.field for e in info.value.errors} == {"footprints[0]", "brains[0]", "banked"}
+
+
+def test_banked_reachable_with_shotguns():
+    # With two shotguns a recycling can note 9 brains (9 brains + 2 shotguns = 11 dice out of 13).
+    Position(brains=["green"] * 3, shotguns=["red", "red"], banked=9)
+    Position(brains=["green"] * 3, banked=11)
+    Position(brains=["green"] * 3, banked=26)
+
+
+@given(positions())
+def test_generated_positions_are_valid(p):
+    assert sum(p.cup.values()) + len(p.footprints) + len(p.brains) + len(p.shotguns) == 13
+
+
+def test_banked_rule_matches_breadth_first_search():
+    """Ground truth: propagate bit masks of reachable banked values (< 60) over every roll."""
+    limit = 60
+    full = (1 << limit) - 1
+    table = table_for("original")
+    masks = [0] * len(table)
+    masks[table.start] = 1
+    shift = [sum(s.brains) if needs_recycling(table.mode, s) else 0 for s in table.states]
+    changed = True
+    while changed:
+        changed = False
+        for i, row in enumerate(table.edges):
+            if not masks[i]:
+                continue
+            moved = (masks[i] << shift[i]) & full
+            for _, j, _ in row:
+                if moved | masks[j] != masks[j]:
+                    masks[j] |= moved
+                    changed = True
+    for i, state in enumerate(table.states):
+        out = sum(state.hand) + sum(state.brains) + sum(state.shotguns)
+        for banked in range(limit - 13):
+            expected = bool(masks[i] >> banked & 1)
+            rule = banked == 0 or (out > 0 and banked_reachable(banked, sum(state.shotguns), out))
+            assert rule == expected, (state, banked)
