@@ -42,10 +42,11 @@ class ExactTurn:
         self._edges = [tuple((d, j, _mpq(p)) for d, j, p in row) for row in table.edges]
         self._loop = [_mpq(p) for p in table.self_loop]
         self._bust = [_mpq(p) for p in table.bust]
-        layer_of = np.empty(len(table), dtype=int)
-        for k, layer in enumerate(table.layers):
-            layer_of[layer] = k
-        self._layer_of = layer_of
+        self._place = {}  # state -> (block, layer within the block)
+        for b, block in enumerate(table.blocks):
+            for k, layer in enumerate(block):
+                for i in layer.tolist():
+                    self._place[i] = (b, k)
         self._rest: dict[tuple[int, int], mpq] = {}
         self._choice = self._choices()
 
@@ -152,13 +153,12 @@ class ExactTurn:
     def score_distribution(self, i0: int, score0: int) -> dict[int, Fraction]:
         """P(final turn score = k) if the player rolls now and then follows the policy.
 
-        Probability mass flows forward by score level, and within a level from later layers to
-        earlier ones (the order in which no-brain rolls move). A state the policy rolls from passes
-        on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop).
+        Probability mass flows forward in the reverse of the solvers' sweep: blocks from last to
+        first, score levels upwards, layers from last to first. A state the policy rolls from
+        passes on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop).
         """
         final: dict[int, mpq] = {}
-        levels: dict[int, list[dict[int, mpq]]] = {}
-        layers = len(self.solution.table.layers)
+        pending: dict[tuple[int, int], dict[int, dict[int, mpq]]] = {}  # (block, score) -> layer -> mass
 
         def spread(i: int, score: int, mass: mpq) -> None:
             p = self._loop[i]
@@ -169,19 +169,21 @@ class ExactTurn:
             if self._bust[i]:
                 final[0] = final.get(0, mpq(0)) + mass * self._bust[i]
             for d, j, q in self._edges[i]:
-                target = levels.setdefault(score + d, [{} for _ in range(layers)])[self._layer_of[j]]
-                target[j] = target.get(j, mpq(0)) + mass * q
+                b, k = self._place[j]
+                here = pending.setdefault((b, score + d), {}).setdefault(k, {})
+                here[j] = here.get(j, mpq(0)) + mass * q
 
         spread(i0, score0, mpq(1))
-        while levels:
-            score = min(levels)
-            for here in reversed(levels[score]):  # no-brain rolls only move to earlier layers
-                for i, mass in here.items():
-                    if self._rolls(i, score):
-                        spread(i, score, mass)
+        while pending:
+            key = max(pending, key=lambda bs: (bs[0], -bs[1]))
+            layers = pending[key]
+            while layers:
+                for i, mass in layers.pop(max(layers)).items():
+                    if self._rolls(i, key[1]):
+                        spread(i, key[1], mass)
                     else:
-                        final[score] = final.get(score, mpq(0)) + mass
-            del levels[score]
+                        final[key[1]] = final.get(key[1], mpq(0)) + mass
+            del pending[key]
         return {k: to_fraction(v) for k, v in sorted(final.items())}
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from .table import Table, table_for
 
-__all__ = ["Objective", "Solution", "solve", "parse_objective", "MAX_REACH"]
+__all__ = ["Objective", "Solution", "solve", "sweep", "parse_objective", "MAX_REACH"]
 
 MAX_REACH = 40
 
@@ -123,35 +123,55 @@ def _top(table: Table, objective: Objective) -> int:
     return int(best)  # floor(T1): every state strictly stops above it
 
 
+def sweep(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | None = None,
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The backward induction every solver shares, over all states at once.
+
+    `stop[T]` is the value of stopping at score ``T`` for ``T`` in ``0..top + max_delta``, either a
+    vector over levels or a ``(levels, k)`` array that solves ``k`` objectives at once (the game
+    solver passes one column per opponent score). Above `top` every state stops. `forced[T, i]`
+    (optional) makes the state stop whatever the values (fixed rules). Returns ``roll`` of shape
+    ``(top + 1, n[, k])`` and ``value`` of shape ``(len(stop), n[, k])``.
+    """
+    n = len(table)
+    stop = np.asarray(stop, dtype=float)
+    cols = stop.shape[1:]
+    value = np.empty((len(stop), n, *cols))
+    value[:] = stop[:, None]
+    roll = np.zeros((top + 1, n, *cols))
+    loop = table.self_loop_f.reshape(-1, *(1 for _ in cols))
+    for block, block_mats in zip(table.blocks, table.layer_matrices):
+        for score in range(top, -1, -1):
+            s = stop[score]
+            for layer, mats in zip(block, block_mats):
+                rest = np.zeros((len(layer), *cols))
+                for d, m in mats:
+                    if 0 <= score + d < len(stop):
+                        rest += m @ value[score + d]
+                p = loop[layer]
+                keep = rest / (1 - p)
+                if forced is None:
+                    r = np.where(keep >= s, keep, rest + p * s)
+                    v = np.maximum(s, r)
+                else:
+                    f = forced[score, layer].reshape(-1, *(1 for _ in cols))
+                    r = np.where(f, rest + p * s, keep)
+                    v = np.where(f, s, keep)
+                roll[score, layer] = r
+                value[score, layer] = v
+    value[: top + 1, table.start] = roll[:, table.start]  # the first roll of a turn is compulsory
+    return roll, value
+
+
 @lru_cache(maxsize=64)
 def solve(mode: str, recycle: str, objective: Objective) -> Solution:
-    """Solve one objective over every state of a mode, score level by score level, layer by layer."""
+    """Solve one objective over every state of a mode (see `sweep`)."""
     table = table_for(mode, recycle)
-    n = len(table)
     top = _top(table, objective)
-    levels = top + 1 + table.max_delta
-    value = np.zeros((levels, n))
-    roll = np.zeros((top + 1, n))
-    for score in range(top + 1, levels):
-        value[score] = float(objective.stop_value(score))
-    loop = table.self_loop_f
-    mats = [(d, table.matrices[d]) for d in range(table.max_delta + 1)]
-    layer_mats = [[(d, m[layer]) for d, m in mats] for layer in table.layers]
-    shotguns = table.shotguns
-    for score in range(top, -1, -1):
-        stop = float(objective.stop_value(score))
-        for layer, sub in zip(table.layers, layer_mats):
-            rest = sum(m @ value[score + d] for d, m in sub)
-            p = loop[layer]
-            if objective.kind == "rule":
-                forced = (score >= objective.target) | (shotguns[layer] >= objective.shotguns)
-                keep_rolling = rest / (1 - p)
-                r = np.where(forced, rest + p * stop, keep_rolling)
-                v = np.where(forced, stop, keep_rolling)
-            else:
-                r = np.where(rest / (1 - p) >= stop, rest / (1 - p), rest + p * stop)
-                v = np.maximum(stop, r)
-            roll[score, layer] = r
-            value[score, layer] = v
-        value[score, table.start] = roll[score, table.start]  # the first roll is compulsory
+    stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
+    forced = None
+    if objective.kind == "rule":
+        scores = np.arange(top + 1)[:, None]
+        forced = (scores >= objective.target) | (table.shotguns[None, :] >= objective.shotguns)
+    roll, value = sweep(table, stop, top, forced)
     return Solution(table, objective, top, roll, value)

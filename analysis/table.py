@@ -7,9 +7,12 @@ score ``T = banked + brains in the pile``.
 
 For the solvers the table keeps, per ``delta``, a sparse matrix of float probabilities, the exact
 ``Fraction`` of every entry, and the bust probability of every state. States are grouped in
-*layers*: a roll that shows no brain never goes from a layer to a later one (it adds shotguns or
-fills the hand), so solvers can sweep one score level layer by layer; the only cycle is a hand of
-three footprint dice rolling three footprints again, a self-loop kept apart in ``self_loop``.
+*blocks* and *layers*. A solver sweeps block after block; within a block, score levels from the
+top down; within a level, layer after layer. That order is valid when every roll either leads to an
+earlier block (here: a block is a number of shotguns, and shotguns never go back into the cup), or
+stays in the block and shows brains (a higher level), or shows none and leads to an earlier layer
+(it filled the hand). The only cycle is a hand of three footprint dice rolling three footprints
+again, a self-loop kept apart in ``self_loop``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
+from functools import cache, cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,31 +46,49 @@ class Table:
     self_loop_f: np.ndarray
     bust_f: np.ndarray
     gain_f: np.ndarray  # E[brains shown; no bust]
-    layers: tuple[np.ndarray, ...]  # sweep order within one score level
+    blocks: tuple[tuple[np.ndarray, ...], ...]  # sweep order: blocks, each a tuple of layers of states
+    min_delta: int
     max_delta: int
 
     @property
     def start(self) -> int:
         return 0
 
+    @property
+    def layers(self) -> tuple[np.ndarray, ...]:
+        """Every layer of every block, in sweep order."""
+        return tuple(layer for block in self.blocks for layer in block)
+
+    @cached_property
+    def layer_matrices(self) -> tuple[tuple[tuple[tuple[int, sp.csr_matrix], ...], ...], ...]:
+        """Per block, per layer: the rows of each delta's matrix, sliced once for every solver."""
+        return tuple(
+            tuple(tuple((d, m[layer]) for d, m in self.matrices.items() if m[layer].nnz) for layer in block)
+            for block in self.blocks
+        )
+
     def __len__(self) -> int:
         return len(self.states)
 
 
-def _layers(n: int, zero_edges: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
-    """Group states so that every no-brain roll leads to an earlier group (longest-path layering)."""
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for i, j in zero_edges:
-        succ[i].append(j)
-    depth = [-1] * n
+def _layers(states: np.ndarray, zero_edges: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+    """Split `states` so that every no-brain roll between them leads to an earlier layer.
 
-    def visit(i: int) -> int:  # iterative depth-first search, for deep chains
-        stack = [(i, 0)]
-        on_path = set()
+    Longest-path layering of the no-brain graph restricted to `states` (a DAG once self-loops are
+    removed; a cycle is a bug in the rules and raises).
+    """
+    inside = set(states.tolist())
+    succ: dict[int, list[int]] = {i: [] for i in inside}
+    for i, j in zero_edges:
+        if i in inside and j in inside:
+            succ[i].append(j)
+    depth: dict[int, int] = {}
+    for root in inside:
+        stack, on_path = [(root, 0)], set()
         while stack:
             node, k = stack.pop()
             if k == 0:
-                if depth[node] >= 0:
+                if node in depth:
                     continue
                 on_path.add(node)
             if k < len(succ[node]):
@@ -75,17 +96,19 @@ def _layers(n: int, zero_edges: list[tuple[int, int]]) -> tuple[np.ndarray, ...]
                 child = succ[node][k]
                 if child in on_path:
                     raise ValueError("no-brain rolls form a cycle: the table cannot be layered")
-                if depth[child] < 0:
+                if child not in depth:
                     stack.append((child, 0))
             else:
                 depth[node] = 1 + max((depth[c] for c in succ[node]), default=-1)
                 on_path.discard(node)
-        return depth[i]
+    order = np.array([depth[i] for i in states.tolist()])
+    return tuple(states[order == d] for d in range(order.max() + 1))
 
-    for i in range(n):
-        visit(i)
-    order = np.array(depth)
-    return tuple(np.flatnonzero(order == d) for d in range(order.max() + 1))
+
+def _blocks(states: tuple[DiceState, ...], zero_edges: list[tuple[int, int]]) -> tuple[tuple[np.ndarray, ...], ...]:
+    """Blocks by shotguns set aside, most first (rolls never take a shotgun back)."""
+    shotguns = np.array([sum(s.shotguns) for s in states])
+    return tuple(_layers(np.flatnonzero(shotguns == s), zero_edges) for s in sorted(set(shotguns), reverse=True))
 
 
 @cache
@@ -118,8 +141,9 @@ def table_for(mode_name: str, recycle: str = "before-draw") -> Table:
         bust.append(b)
     n = len(states)
     max_delta = max(d for row in edges for d, _, _ in row)
+    min_delta = min(0, min(d for row in edges for d, _, _ in row))
     matrices = {}
-    for delta in range(max_delta + 1):
+    for delta in range(min_delta, max_delta + 1):
         rows, cols, vals = [], [], []
         for i, row in enumerate(edges):
             for d, j, p in row:
@@ -143,6 +167,7 @@ def table_for(mode_name: str, recycle: str = "before-draw") -> Table:
         self_loop_f=np.array([float(x) for x in loops]),
         bust_f=np.array([float(x) for x in bust]),
         gain_f=gain,
-        layers=_layers(n, zero_edges),
+        blocks=_blocks(tuple(states), zero_edges),
+        min_delta=min_delta,
         max_delta=max_delta,
     )

@@ -1,0 +1,91 @@
+"""Monte Carlo (physical dice, analysis/simulate.py) against the exact engine, within 4 sigma.
+
+Seeded, so the checks are repeatable; sample sizes give a standard error well below the effects
+a wrong rule would cause (a wrong recycle variant, a missed self-loop, a wrong face table).
+"""
+
+import math
+import random
+
+import pytest
+
+from analysis import MODES, Position, next_roll, odds, parse_objective
+from analysis.exact import exact_turn
+from analysis.position import DiceState
+from analysis.simulate import Turn, play_turn, roll_once
+
+N = 20_000
+
+
+def within_4_sigma(samples: list[float], exact: float) -> bool:
+    n = len(samples)
+    mean = sum(samples) / n
+    var = sum((x - mean) ** 2 for x in samples) / (n - 1)
+    sigma = math.sqrt(max(var, exact * (1 - exact) if 0 <= exact <= 1 else var) / n)
+    return abs(mean - exact) <= 4 * sigma + 1e-12
+
+
+POSITIONS = [
+    Position(),
+    Position(footprints=["green", "red"], brains=["green"], shotguns=["red"]),
+    Position(footprints=["red"], brains=["green"] * 6 + ["yellow"] * 4, shotguns=["red"]),
+    Position(footprints=["red"], brains=["green"] * 6 + ["yellow"] * 4, shotguns=["red"], recycle="draw-then-recycle"),
+    Position(brains=["green"] * 6 + ["yellow"] * 3 + ["red"] * 2, shotguns=["yellow", "red"], banked=11),
+    Position(brains=["green"] * 6 + ["yellow"] * 3 + ["red"] * 2, shotguns=["yellow", "red"], banked=11,
+             recycle="draw-then-recycle"),
+    Position(footprints=["yellow"] * 3, shotguns=["green"]),
+]
+
+
+@pytest.mark.parametrize("position", POSITIONS, ids=range(len(POSITIONS)))
+def test_next_roll(position):
+    rng = random.Random(20101)
+    busts, brains, shotguns = [], [], []
+    for _ in range(N):
+        turn = Turn.at(position)
+        b, s = roll_once(turn, rng)
+        busts.append(float(turn.bust))
+        brains.append(b)
+        shotguns.append(s)
+    exact = next_roll(position)
+    assert within_4_sigma(busts, float(exact.bust))
+    assert within_4_sigma(brains, float(exact.expected_brains))
+    assert within_4_sigma(shotguns, float(sum(s * p for _, s, p in exact.outcomes)))
+
+
+def _policy(position: Position, objective: str):
+    """The solved policy as a function of a physical turn (looks the dice up in the table)."""
+    mode = MODES[position.mode]
+    exact = exact_turn(position.mode, position.recycle, parse_objective(objective))
+    index = exact.solution.table.index
+
+    def rolls(turn: Turn) -> bool:
+        state = DiceState(*(tuple(pile.count(d) for d in mode.die_names)
+                            for pile in (turn.hand, turn.brains, turn.shotguns)))
+        return exact.decision(index[state], turn.banked + len(turn.brains)) == "roll"
+
+    return rolls
+
+
+@pytest.mark.parametrize("objective", ["expected-brains", "reach:4", "rule:5,2"])
+@pytest.mark.parametrize("position", [POSITIONS[1], POSITIONS[4], POSITIONS[5], POSITIONS[6]], ids=range(4))
+def test_turn_score_distribution(position, objective):
+    o = odds(position, objective)
+    rng = random.Random(1302)
+    policy = _policy(position, objective)
+    scores = [play_turn(position, policy, rng) for _ in range(N // 4)]
+    if objective == "reach:4":
+        assert within_4_sigma([float(s >= 4) for s in scores], float(o.decision.roll))
+    else:
+        assert within_4_sigma(scores, float(o.decision.roll))
+    for k in (0, 1, 3, position.score + 2):
+        p = float(o.score_distribution.get(k, 0))
+        assert within_4_sigma([float(s == k) for s in scores], p), k
+
+
+def test_optimal_turn_from_the_start():
+    o = odds(Position())
+    rng = random.Random(7)
+    scores = [play_turn(Position(), _policy(Position(), "expected-brains"), rng) for _ in range(N // 2)]
+    assert within_4_sigma(scores, float(o.decision.roll))
+    assert within_4_sigma([float(s == 0) for s in scores], float(o.score_distribution[0]))

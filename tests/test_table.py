@@ -1,0 +1,64 @@
+"""The transition table: every dice state, every roll, a valid sweep order."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from analysis.roll import transitions
+from analysis.table import table_for
+
+
+@pytest.fixture(scope="module")
+def table():
+    return table_for("original")
+
+
+def test_state_count_matches_neller(table):
+    """ANCHORS.md: 10,820 dice states in Neller's solver, which also counts the 54 piles of one or two
+    dice out of the cup that no roll produces (9 single dice + 45 pairs over 9 pile/colour slots)."""
+    assert len(table) == 10_766 == 10_820 - 54
+
+
+def test_rows_are_probability_distributions(table):
+    for i in range(0, len(table), 97):
+        total = sum(p for _, _, p in table.edges[i]) + table.bust[i] + table.self_loop[i]
+        assert total == 1
+
+
+def test_self_loop_is_three_footprints_again(table):
+    """Every die has two footprint faces of six, so three footprint dice come back with (1/3)**3."""
+    for i, state in enumerate(table.states):
+        assert table.self_loop[i] == (Fraction(1, 27) if sum(state.hand) == 3 else 0)
+
+
+def test_sweep_order_is_valid(table):
+    """Every roll leads to an earlier block, or shows brains, or leads to an earlier layer."""
+    place = {}
+    for b, block in enumerate(table.blocks):
+        for k, layer in enumerate(block):
+            for i in layer:
+                place[int(i)] = (b, k)
+    assert len(place) == len(table)
+    for i, row in enumerate(table.edges):
+        for d, j, _ in row:
+            (bi, ki), (bj, kj) = place[i], place[j]
+            assert bj < bi or (bj == bi and (d > 0 or kj < ki)), (table.states[i], table.states[j])
+
+
+def test_float_matrices_match_exact_edges(table):
+    dense = {d: m.toarray() for d, m in table.matrices.items()}
+    for i in range(0, len(table), 211):
+        for d, j, p in table.edges[i]:
+            assert dense[d][i, j] == float(p)
+    assert np.allclose(sum(m.sum(axis=1).A1 for m in table.matrices.values()) + table.bust_f + table.self_loop_f, 1)
+
+
+def test_draw_then_recycle_differs_only_where_the_cup_runs_out():
+    before, after = table_for("original"), table_for("original", "draw-then-recycle")
+    assert before.states == after.states
+    mode = before.mode
+    for i, state in enumerate(before.states):
+        if sum(state.cup(mode)) >= 3 - sum(state.hand):
+            assert transitions(mode, state, "before-draw") == transitions(mode, state, "draw-then-recycle")
+            assert before.edges[i] == after.edges[i]
