@@ -11,6 +11,7 @@ with a three-footprint die), so exact values cost little more than floats.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from fractions import Fraction
 from functools import lru_cache
 
@@ -22,6 +23,7 @@ from .policy import Objective, Solution, solve
 __all__ = ["ExactTurn", "exact_turn", "to_fraction"]
 
 MARGIN = 1e-9
+DISTRIBUTIONS_KEPT = 4096  # distributions are per position (a forward pass each): keep the recent ones
 _CHOICE = ("stop", "roll", None)
 
 
@@ -48,6 +50,7 @@ class ExactTurn:
                 for i in layer.tolist():
                     self._place[i] = (b, k)
         self._rest: dict[tuple[int, int], mpq] = {}
+        self._distributions: OrderedDict[tuple[int, int], dict[int, Fraction]] = OrderedDict()
         self._choice = self._choices()
 
     def _choices(self) -> np.ndarray:
@@ -151,6 +154,17 @@ class ExactTurn:
 
     # -- distributions ------------------------------------------------------------------------
     def score_distribution(self, i0: int, score0: int) -> dict[int, Fraction]:
+        """P(final turn score = k) if the player rolls now and then follows the policy (memoised, LRU)."""
+        key = (i0, score0)
+        if key in self._distributions:
+            self._distributions.move_to_end(key)
+        else:
+            self._distributions[key] = self._forward(i0, score0)
+            if len(self._distributions) > DISTRIBUTIONS_KEPT:
+                self._distributions.popitem(last=False)
+        return self._distributions[key]
+
+    def _forward(self, i0: int, score0: int) -> dict[int, Fraction]:
         """P(final turn score = k) if the player rolls now and then follows the policy.
 
         Probability mass flows forward in the reverse of the solvers' sweep: blocks from last to

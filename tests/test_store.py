@@ -1,0 +1,59 @@
+"""The durable store: atomic writes, checksums verified on read, corrupt files never served."""
+
+import json
+import os
+
+import pytest
+
+from workers.store import CorruptEntry, Key, Store
+
+KEY = Key("table", "original", "before-draw", 2)
+
+
+def test_round_trip_and_listing(tmp_path):
+    store = Store(tmp_path / "tables")
+    assert store.get(KEY) is None and list(store.keys()) == []
+    digest = store.put(KEY, {"p_first_player_wins": 0.4667, "win_probability": [[0.5]]})
+    data, etag = store.get(KEY)
+    assert data["p_first_player_wins"] == 0.4667 and etag == digest
+    assert list(store.keys()) == [KEY] and KEY in store
+    # a new store on the same directory (a restarted process) sees the same entry
+    assert Store(tmp_path / "tables").get(KEY) == (data, digest)
+
+
+def test_a_corrupted_file_is_detected_and_moved_aside(tmp_path):
+    store = Store(tmp_path)
+    store.put(KEY, {"x": [1, 2, 3]})
+    path = tmp_path / f"{KEY.name}.json"
+    envelope = json.loads(path.read_text())
+    envelope["data"]["x"][0] = 9  # bit rot
+    path.write_text(json.dumps(envelope))
+    with pytest.raises(CorruptEntry):
+        store.get(KEY)
+    assert store.get(KEY) is None  # gone from the served set, kept aside for inspection
+    assert (tmp_path / f"{KEY.name}.corrupt").exists()
+
+
+def test_a_truncated_file_is_corrupt(tmp_path):
+    store = Store(tmp_path)
+    store.put(KEY, {"x": list(range(1000))})
+    path = tmp_path / f"{KEY.name}.json"
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(CorruptEntry):
+        store.get(KEY)
+
+
+def test_a_failed_write_leaves_the_old_entry(tmp_path):
+    store = Store(tmp_path)
+    store.put(KEY, {"v": 1})
+    with pytest.raises(ValueError):
+        store.put(KEY, {"v": float("nan")})  # not JSON: refused before anything is replaced
+    assert store.get(KEY)[0] == {"v": 1}
+    assert [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")] == []
+
+
+@pytest.mark.parametrize("bad", [("../etc", "original", "v", 2), ("table", "a/b", "v", 2), ("table", "x", "", 2),
+                                 ("table", "x", "v", 0), ("table", "x", "v", 99)])
+def test_keys_cannot_escape_the_store(bad):
+    with pytest.raises(ValueError):
+        Key(*bad)
