@@ -1,0 +1,51 @@
+"""zombie-odds over HTTP: a Flask application, one blueprint per resource, openapi.yaml as the contract.
+
+    flask --app api run                      # development
+    zombie-odds serve                        # production (gunicorn)
+
+Configuration comes from `create_app(config)` or from the environment with the `ZOMBIE_ODDS_`
+prefix (`ZOMBIE_ODDS_VALIDATE_RESPONSES=true`, values parsed as JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask, Response, request
+
+from . import docs, errors, health, modes, odds, spec
+
+__all__ = ["create_app"]
+
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Content-Type",
+    "Access-Control-Max-Age": "86400",
+}
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the application. `config` overrides the environment, which overrides the defaults."""
+    app = Flask(__name__, static_folder=None)  # no /static route: every route is in openapi.yaml
+    app.config.from_mapping(MAX_CONTENT_LENGTH=16 * 1024)
+    app.config.from_prefixed_env("ZOMBIE_ODDS")
+    app.config.from_mapping(config or {})
+    # Checking responses against the spec costs latency, so it is on in tests and off in production.
+    app.config.setdefault("VALIDATE_RESPONSES", app.testing)
+    app.json.sort_keys = False  # keep answers in the order the spec documents them
+
+    errors.register(app)
+    spec.install(app)
+    app.after_request(_cors)
+    for module in (odds, modes, health, docs):
+        app.register_blueprint(module.bp)
+    return app
+
+
+def _cors(response: Response) -> Response:
+    """Let any web page call /v1/* (rules websites): simple requests and preflights alike."""
+    if request.path.startswith("/v1/"):
+        response.headers.update(CORS_HEADERS)
+    return response

@@ -1,0 +1,127 @@
+"""The `zombie-odds` command: the same answers in a terminal, and the production server.
+
+    zombie-odds odds --footprints green,red --brains green --shotguns red
+    zombie-odds odds --objective reach:13 --json
+    zombie-odds serve --port 8000 --workers 2
+
+`odds` builds its position with the HTTP API's own functions (odds.position_from, odds.answer),
+so both say the same thing and refuse the same positions; an impossible position prints
+`field: reason` lines and exits with status 2, like any other usage error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from gunicorn.app.base import BaseApplication
+
+from .errors import ApiError
+from .odds import answer, compute, position_from
+
+__all__ = ["main", "Server", "render"]
+
+
+@click.group()
+def main() -> None:
+    """Exact odds for Zombie Dice."""
+
+
+def _dice(text: str) -> tuple[str, ...]:
+    """`green,red` -> ("green", "red"); an empty string is an empty pile, anything else is kept as given."""
+    return tuple(text.split(",")) if text else ()
+
+
+@main.command("odds")
+@click.option("--footprints", default="", metavar="DICE", help="Footprint dice in hand, comma-separated.")
+@click.option("--brains", default="", metavar="DICE", help="The brain pile, comma-separated.")
+@click.option("--shotguns", default="", metavar="DICE", help="The shotgun pile, comma-separated.")
+@click.option("--banked", default=0, type=int, show_default=True, help="Brains noted when the cup ran out.")
+@click.option("--mode", default="original", show_default=True, help="Game mode.")
+@click.option("--recycle", default="before-draw", show_default=True, help="before-draw or draw-then-recycle.")
+@click.option("--objective", default="expected-brains", show_default=True,
+              help="expected-brains, reach:K or rule:N,S.")
+@click.option("--json", "as_json", is_flag=True, help="Print the HTTP API's JSON answer.")
+def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode: str, recycle: str,
+                 objective: str, as_json: bool) -> None:
+    """The odds of a position: next roll, decision, final score."""
+    values = {"footprints": _dice(footprints), "brains": _dice(brains), "shotguns": _dice(shotguns),
+              "banked": banked, "mode": mode, "recycle": recycle, "objective": objective}
+    try:
+        position, objective = position_from(values)
+    except ApiError as e:
+        for error in e.errors:
+            click.echo(f"{error.field}: {error.reason}", err=True)
+        raise SystemExit(2) from None
+    result = answer(compute(position, objective))
+    click.echo(json.dumps(result, indent=2) if as_json else render(result))
+
+
+def _exact(value: dict[str, Any]) -> str:
+    """The exact fraction when it is short enough to read; --json has them all."""
+    exact = value["exact"]
+    return exact if len(exact) <= 24 else f"{len(exact)}-character fraction, see --json"
+
+
+def render(result: dict[str, Any], lines: int = 10) -> str:
+    """A JSON answer for people: position, next roll, outcomes, decision, the first scores."""
+    p, roll, d = result["position"], result["next_roll"], result["decision"]
+    cup = ", ".join(f"{die} {n}" for die, n in p["cup"].items())
+    out = [
+        f"Position   {p['mode']}, recycle {p['recycle']}",
+        f"  footprints  {' '.join(p['footprints']) or '-'}",
+        f"  brains      {' '.join(p['brains']) or '-'}",
+        f"  shotguns    {' '.join(p['shotguns']) or '-'}",
+        f"  banked      {p['banked']} (turn score {p['score']})",
+        f"  cup         {cup}",
+        "Next roll" + ("   (the cup runs out: the brain dice go back first)" if roll["recycles"] else ""),
+        f"  bust             {roll['bust']['value']:.4%}  ({_exact(roll['bust'])})",
+        f"  expected brains  {roll['expected_brains']['value']:.4f}  ({_exact(roll['expected_brains'])})",
+        "  brains  shotguns  probability",
+        *(f"  {o['brains']:>6}  {o['shotguns']:>8}  {o['value']:>11.4%}  {_exact(o)}" for o in roll["outcomes"]),
+        f"Decision ({d['objective']}): {d['action'].upper()}",
+        f"  roll  {d['roll']['value']:.6f}  ({_exact(d['roll'])})",
+        f"  stop  {d['stop']['value']:.6f}  ({_exact(d['stop'])})",
+    ]
+    scores = result["turn"]["score_distribution"]
+    shown = f"first {lines} of {len(scores)}" if len(scores) > lines else "all"
+    out += [f"Final score if you roll now and play on optimally ({shown})", "  score  probability"]
+    out += [f"  {s['score']:>5}  {s['value']:>11.4%}" for s in scores[:lines]]
+    return "\n".join(out)
+
+
+class Server(BaseApplication):
+    """gunicorn running `api.create_app()`, loaded once in the master (preload_app).
+
+    Loading warms the `original` mode (its table and the start of a turn, ~20 s) before the
+    workers fork, so they share it copy-on-write instead of each computing it on its first request.
+    """
+
+    def __init__(self, options: dict[str, Any]):
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        from analysis import Position
+
+        from . import create_app
+
+        app = create_app()
+        compute(Position(), "expected-brains")
+        return app
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, type=int, show_default=True)
+@click.option("--workers", default=2, type=click.IntRange(min=1), show_default=True)
+@click.option("--timeout", default=300, type=click.IntRange(min=1), show_default=True,
+              help="Seconds a request may run: an objective asked for the first time can take minutes.")
+def serve(host: str, port: int, workers: int, timeout: int) -> None:
+    """Serve the HTTP API with gunicorn."""
+    Server({"bind": f"{host}:{port}", "workers": workers, "timeout": timeout, "preload_app": True}).run()

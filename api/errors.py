@@ -1,0 +1,79 @@
+"""Every error the API returns is an RFC 9457 problem, built by `problem` and nothing else.
+
+Views and hooks raise `ApiError` (or let Flask raise an `HTTPException`); the handlers registered
+here turn both into `application/problem+json`, so a client parses one error shape whatever went
+wrong. Anything else is a bug: it is logged with its traceback and answered with a bare 500 that
+reveals nothing of the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from http import HTTPStatus
+
+from flask import Flask, Response, current_app, jsonify
+from werkzeug.exceptions import HTTPException
+
+from analysis import FieldError
+
+__all__ = ["ApiError", "FieldError", "problem", "register"]
+
+PROBLEM_JSON = "application/problem+json"
+
+
+def problem(
+    status: int,
+    detail: str,
+    errors: Iterable[FieldError] = (),
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """An RFC 9457 problem response: type, title, status, detail, and `errors` when fields are at fault.
+
+    The type is `about:blank`, so the title is the HTTP status phrase (RFC 9457 section 4.2.1);
+    the `errors` extension names each field at fault so that a form can point at it.
+    """
+    body: dict[str, object] = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+    }
+    errors = list(errors)
+    if errors:
+        body["errors"] = [{"field": e.field, "reason": e.reason} for e in errors]
+    response = jsonify(body)
+    response.status_code = status
+    response.mimetype = PROBLEM_JSON
+    response.headers.update(headers or {})
+    return response
+
+
+class ApiError(Exception):
+    """A client error found by the API: its status, a one-line detail, and the fields at fault."""
+
+    def __init__(self, status: int, detail: str, errors: Iterable[FieldError] = ()):
+        super().__init__(detail)
+        self.status, self.detail, self.errors = status, detail, list(errors)
+
+
+def _api_error(e: ApiError) -> Response:
+    return problem(e.status, e.detail, e.errors)
+
+
+def _http_error(e: HTTPException) -> Response:
+    """Routing and protocol errors (404, 405, 413, ...) keep their status and `Allow` header."""
+    status = e.code or 500
+    headers = {k: v for k, v in e.get_headers() if k == "Allow"}
+    return problem(status, e.description or HTTPStatus(status).description, headers=headers)
+
+
+def _bug(e: Exception) -> Response:
+    """The catch-all: a bug, never a client's fault. Log it whole; tell the client nothing more."""
+    current_app.logger.exception("unhandled error: %s", e)
+    return problem(500, "internal error; it has been logged")
+
+
+def register(app: Flask) -> None:
+    app.register_error_handler(ApiError, _api_error)
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_error_handler(Exception, _bug)

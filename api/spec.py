@@ -1,0 +1,259 @@
+"""openapi.yaml is the contract: every request is checked against it before a view runs.
+
+`install(app)` adds two hooks. Before each routed request, the body is read strictly (JSON only,
+UTF-8, no duplicate keys, no NaN) and the whole request is validated and unmarshalled by
+openapi-core; the view then reads the validated values (defaults filled in) from `g.params` and
+`g.body`. Any violation becomes a problem naming each field at fault: 400 for a body that is not
+JSON, 415 for a body of another media type, 422 for values that break the schema. After each
+request, when `VALIDATE_RESPONSES` is on (the default under `TESTING`), the response is checked
+against the spec as well, so a test cannot pass with an answer that breaks the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from flask import Flask, Response, current_app, g, request
+from jsonschema.exceptions import ValidationError as SchemaError
+from openapi_core import Config, OpenAPI
+from openapi_core.casting.schemas.exceptions import CastError
+from openapi_core.contrib.flask import FlaskOpenAPIRequest, FlaskOpenAPIResponse
+from openapi_core.deserializing.media_types.util import json_loads, plain_loads
+from openapi_core.validation.request.exceptions import (
+    InvalidRequestBody,
+    MissingParameterError,
+    ParameterValidationError,
+)
+from openapi_core.validation.schemas.exceptions import InvalidSchemaValue
+from werkzeug.datastructures import ImmutableMultiDict
+
+from .errors import ApiError, FieldError
+
+__all__ = ["SPEC_PATH", "install", "load", "openapi", "strict_json"]
+
+# A symlink to the repository's openapi.yaml, so that wheels (package data `static/*`) carry the file.
+SPEC_PATH = Path(__file__).parent / "static" / "openapi.yaml"
+
+
+@cache
+def load(path: Path = SPEC_PATH) -> tuple[str, dict[str, Any]]:
+    """The spec's text (served as is) and its parsed form, read once per process."""
+    text = path.read_text(encoding="utf-8")
+    return text, yaml.safe_load(text)
+
+
+@cache
+def openapi(path: Path = SPEC_PATH) -> OpenAPI:
+    """The openapi-core validator for the spec (building it checks the spec itself).
+
+    openapi-core reads only JSON, HTML and plain text bodies as such; every other media type this
+    API answers with is text too, and problem+json is JSON.
+    """
+    text = {m: plain_loads for m in ("text/csv", "text/css", "text/javascript", "application/yaml")}
+    config = Config(extra_media_type_deserializers={**text, "application/problem+json": json_loads})
+    return OpenAPI.from_dict(load(path)[1], config=config)
+
+
+def install(app: Flask) -> None:
+    app.before_request(validate_request)
+    app.after_request(validate_response)
+
+
+# -- requests -------------------------------------------------------------------------------------
+
+
+class SpecRequest(FlaskOpenAPIRequest):
+    """The request as the spec sees it.
+
+    HEAD is validated as the GET it stands for, and a GET has no body whatever a client sends. An
+    array parameter with an empty value (`brains=`) is an empty list, which the spec expresses as
+    the parameter's default, so it is left out rather than read as one die named "". Response
+    validation needs no request body (`body=False`), and must not read one that was refused.
+    """
+
+    def __init__(self, flask_request: Any, arrays: frozenset[str] = frozenset(), body: bool = True):
+        super().__init__(flask_request)
+        query = [(k, v) for k, v in flask_request.args.items(multi=True) if not (v == "" and k in arrays)]
+        self.parameters.query = ImmutableMultiDict(query)
+        self.with_body = body
+
+    @property
+    def method(self) -> str:
+        method = super().method
+        return "get" if method == "head" else method
+
+    @property
+    def body(self) -> bytes | None:
+        return super().body if self.with_body and self.method != "get" else None
+
+
+def validate_request() -> None:
+    """Before every routed request: check it against the spec, or raise the problem that says why."""
+    if request.url_rule is None or request.method == "OPTIONS":
+        return  # 404 and 405 are the router's to answer; CORS preflights carry nothing to check
+    operation = _operation()
+    if operation.get("requestBody"):
+        _check_body()
+    parameters = _parameters(operation)
+    repeated = [k for k in parameters if len(request.args.getlist(k)) > 1]
+    if repeated:
+        raise ApiError(422, f"given more than once: {', '.join(repeated)}",
+                       [FieldError(k, "given more than once") for k in repeated])
+    arrays = frozenset(name for name, schema in parameters.items() if schema.get("type") == "array")
+    result = openapi().unmarshal_request(SpecRequest(request, arrays))
+    if result.errors:
+        errors = [e for error in result.errors for e in _field_errors(error)]
+        if any(getattr(error, "location", None) == "path" for error in result.errors):
+            raise ApiError(404, f"no such resource: {request.path}", errors)
+        raise ApiError(422, "the request does not match the API's schema: "
+                       + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
+    g.params = {**result.parameters.path, **result.parameters.query}
+    g.body = result.body
+
+
+def _operation() -> dict[str, Any]:
+    """The spec's operation for this route (the Flask rule `<x>` is the spec's `{x}`)."""
+    path = request.url_rule.rule.replace("<", "{").replace(">", "}")
+    method = "get" if request.method == "HEAD" else request.method.lower()
+    return load()[1]["paths"][path][method]
+
+
+def _parameters(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Name -> resolved schema of the operation's parameters."""
+    spec = load()[1]
+    out = {}
+    for parameter in operation.get("parameters", []):
+        parameter = _resolve(spec, parameter)
+        out[parameter["name"]] = _resolve(spec, parameter["schema"])
+    return out
+
+
+def _resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """Follow local `$ref`s (`#/components/...`)."""
+    while "$ref" in node:
+        target: Any = spec
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def _check_body() -> None:
+    """Read the body strictly before the spec sees it: 415, 413 or 400, never a guess."""
+    mimetype, charset = request.mimetype, request.mimetype_params.get("charset", "utf-8")
+    if mimetype != "application/json" or charset.lower() not in ("utf-8", "utf8"):
+        shown = request.content_type or "none"
+        raise ApiError(415, f"the body must be application/json (UTF-8), not {shown}")
+    strict_json(request.get_data(cache=True))  # 413 if over MAX_CONTENT_LENGTH
+
+
+def strict_json(data: bytes) -> Any:
+    """Parse JSON as RFC 8259 says and nothing more, or raise a 400/422 `ApiError`.
+
+    Python's json module accepts NaN and Infinity, guesses UTF-16 and UTF-32, and keeps the last of
+    two equal keys: each would let a malformed or ambiguous body through, silently changed.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ApiError(400, f"the body is not valid UTF-8 (byte {e.start})") from None
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise ApiError(422, f"the key {_short(key)} appears twice in one object",
+                               [FieldError(_cut(key, 40), "given more than once")])
+            seen[key] = value
+        return seen
+
+    def no_constant(name: str) -> None:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so are huge integers
+        raise ApiError(400, f"malformed JSON: {_cut(str(e))}") from None
+
+
+def _field_errors(error: Exception) -> Iterator[FieldError]:
+    """Turn one openapi-core error into the fields at fault, named as the client wrote them."""
+    cause = error.__cause__
+    if isinstance(error, ParameterValidationError):
+        name = error.name
+        if isinstance(error, MissingParameterError):
+            yield FieldError(name, "required")
+        elif isinstance(cause, CastError):
+            yield FieldError(name, f"{_short(cause.value)} is not a valid {cause.type}")
+        elif isinstance(cause, InvalidSchemaValue):
+            for e in cause.schema_errors:
+                yield from _schema_errors(name, e)
+        else:
+            yield FieldError(name, str(cause or error))
+    elif isinstance(error, InvalidRequestBody) and isinstance(cause, InvalidSchemaValue):
+        for e in cause.schema_errors:
+            yield from _schema_errors("", e)
+    else:
+        yield FieldError("body", str(cause or error))
+
+
+def _schema_errors(prefix: str, e: Exception) -> Iterator[FieldError]:
+    if not isinstance(e, SchemaError):
+        yield FieldError(prefix or "body", str(e))
+        return
+    field = prefix
+    for part in e.absolute_path:
+        field += f"[{part}]" if isinstance(part, int) else (f".{part}" if field else str(part))
+    field = field or "body"
+    value, kind = e.validator_value, e.validator
+    if kind == "additionalProperties":
+        known = ", ".join(e.schema.get("properties", {}))
+        for name in sorted(set(e.instance) - set(e.schema.get("properties", {}))):
+            yield FieldError(name if field == "body" else f"{field}.{name}", f"unknown field; known: {known}")
+        return
+    reasons = {
+        "type": lambda: f"must be {'an' if str(value)[0] in 'aeiou' else 'a'} {value}",
+        "enum": lambda: f"{_short(e.instance)} is not one of: {', '.join(map(str, value))}",
+        "maxItems": lambda: f"has {len(e.instance)} items; at most {value} allowed",
+        "minItems": lambda: f"has {len(e.instance)} items; at least {value} required",
+        "minimum": lambda: f"{e.instance} is below the minimum {value}",
+        "maximum": lambda: f"{e.instance} is above the maximum {value}",
+        "pattern": lambda: f"{_short(e.instance)} does not match {value}",
+    }
+    yield FieldError(field, reasons.get(kind, lambda: _cut(e.message))())
+
+
+def _short(value: Any) -> str:
+    """A value quoted for a message, cut short: a reason must not echo a 16 KiB body."""
+    return _cut(repr(value), 40)
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- responses ------------------------------------------------------------------------------------
+
+
+def validate_response(response: Response) -> Response:
+    """After a routed request, when `VALIDATE_RESPONSES` is on: the answer must match the spec.
+
+    A mismatch is a bug of ours, not the client's: it raises, and Flask's handling of errors in
+    `after_request` turns it into a 500 (or fails the test that caused it).
+    """
+    if not current_app.config["VALIDATE_RESPONSES"] or request.url_rule is None or request.method in (
+        "OPTIONS", "HEAD"
+    ):
+        return response
+    if not response.is_sequence:  # a file (Swagger UI's assets): read it whole, and close it now
+        file = response.response
+        response.direct_passthrough = False
+        response.set_data(b"".join(response.iter_encoded()))
+        getattr(file, "close", lambda: None)()
+    openapi().validate_response(SpecRequest(request, body=False), FlaskOpenAPIResponse(response))
+    return response
