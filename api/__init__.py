@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask, Response, request
 
-from . import docs, errors, health, modes, odds, spec
+from . import docs, errors, health, lightning, modes, odds, spec
 
 __all__ = ["create_app"]
 
@@ -39,7 +39,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     errors.register(app)
     spec.install(app)
     app.after_request(_cors)
-    for module in (odds, modes, health, docs):
+    for module in (odds, lightning, modes, health, docs):
         app.register_blueprint(module.bp)
     return app
 
