@@ -3,7 +3,7 @@
 Start with `Position` (a validated mid-turn position) and `odds` (the whole answer for it).
 """
 
-from .dice import DICE, MODES, Die, Face, Mode
+from .dice import DICE, EFFECTS, MODES, Die, Effect, Face, Mode
 from .odds import Decision, Odds, odds
 from .policy import Objective, Solution, parse_objective, solve
 from .position import FieldError, Position, PositionError
@@ -12,9 +12,11 @@ from .table import Table, table_for
 
 __all__ = [
     "DICE",
+    "EFFECTS",
     "MODES",
     "Decision",
     "Die",
+    "Effect",
     "Face",
     "FieldError",
     "Mode",

@@ -18,7 +18,8 @@ from functools import lru_cache
 import numpy as np
 from gmpy2 import mpq
 
-from .policy import Objective, Solution, solve
+from .policy import CAP_MARGIN, Objective, Solution, solve
+from .position import DiceState
 
 __all__ = ["ExactTurn", "exact_turn", "to_fraction"]
 
@@ -66,7 +67,8 @@ class ExactTurn:
             grid = np.full(sol.roll.shape, 2, dtype=np.int8)
             grid[sol.roll > stop + margin] = 1
             grid[sol.roll < stop - margin] = 0
-        grid[:, sol.table.start] = 1  # the first roll is compulsory
+        if sol.table.compulsory:
+            grid[:, sol.table.start] = 1  # the first roll is compulsory
         return grid
 
     # -- values -------------------------------------------------------------------------------
@@ -138,7 +140,7 @@ class ExactTurn:
 
     def decision(self, i: int, score: int) -> str:
         """'roll', 'stop' or 'tie' (exactly equal values). The empty turn must roll."""
-        if i == self.solution.table.start:
+        if i == self.solution.table.start and self.solution.table.compulsory:
             return "roll"
         choice = self._float_choice(i, score)
         if choice is not None and self.solution.objective.kind == "rule":
@@ -202,5 +204,6 @@ class ExactTurn:
 
 
 @lru_cache(maxsize=64)
-def exact_turn(mode: str, recycle: str, objective: Objective) -> ExactTurn:
-    return ExactTurn(solve(mode, recycle, objective))
+def exact_turn(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,
+               margin: int = CAP_MARGIN) -> ExactTurn:
+    return ExactTurn(solve(mode, recycle, objective, root, margin))

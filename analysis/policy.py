@@ -20,6 +20,18 @@ Objectives:
   to come before a bust are at most ``G(i)`` (their expectation when always rolling, finite), so
   ``roll(i, T) <= (1 - q) T + G`` and stopping wins once ``T > G / q``. The solved levels are
   therefore ``0..T1`` and every value above is exactly ``T``.
+
+  Double Feature (rescues lower the score): a rescue always comes with a shotgun, so every
+  score-lowering roll leads to an earlier block (more shotguns). The induction then runs block by
+  block: if every state of the blocks a block's rolls lead to stops above ``C(b')``, a state ``i`` of
+  block ``b`` stops above ``C(b) = max(max_i m/q, max over rolls i -> j of C(block(j)) - delta)``;
+  the solved levels are ``0..floor(max C)`` (the base game's blocks give back exactly ``T1``).
+  Where a state cannot bust on its next roll (``q = 0``: Santa's helmet and no shotgun yet) rolling
+  beats stopping at every score and the induction has no base: there the solver *caps* the turn,
+  stopping every state above ``top = floor(max C) + CAP_MARGIN`` (the first rollable levels above
+  ``floor(max C)`` play on normally). The effect of the cap on every value at a score up to
+  ``floor(max C)`` is below 1e-12 (tests/test_expansions.py solves with a cap twice as far and
+  compares); `Solution.capped` says whether a cap is in force.
 * ``reach:K``: ``S(T) = [T >= K]``, the probability of ending the turn with at least ``K`` brains.
   At ``T >= K`` stopping is worth 1 and rolling less; below ``K`` rolling is worth more than 0.
 * ``rule:N,S``: the fixed rule "stop at >= N brains or >= S shotguns", its expected score.
@@ -34,11 +46,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from .position import DiceState
 from .table import Table, table_for
 
-__all__ = ["Objective", "Solution", "solve", "sweep", "parse_objective", "MAX_REACH"]
+__all__ = ["Objective", "Solution", "solve", "sweep", "parse_objective", "MAX_REACH", "CAP_MARGIN", "stop_bound"]
 
 MAX_REACH = 40
+CAP_MARGIN = 60  # brains above floor(max C) that a capped (q = 0) table still solves exactly
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,7 @@ class Solution:
     top: int
     roll: np.ndarray
     value: np.ndarray
+    capped: bool = False  # some state cannot bust (q = 0): every state is made to stop above `top`
 
     def values_at(self, state: int, score: int) -> tuple[float, float]:
         """(roll, stop) float values at a dice state and score."""
@@ -111,16 +126,42 @@ class Solution:
         return (1.0 - t.bust_f[i]) * score + t.gain_f[i]
 
 
-def _top(table: Table, objective: Objective) -> int:
+def stop_bound(table: Table) -> tuple[Fraction, bool]:
+    """``max C`` of the block induction (see the module docstring) and whether some state has q = 0.
+
+    States with q = 0 are left out of the maximum (they never stop by this argument)."""
+    block_of = {}
+    for b, block in enumerate(table.blocks):
+        for layer in block:
+            for i in layer.tolist():
+                block_of[i] = b
+    bounds: list[Fraction] = []
+    unbounded = False
+    for b, block in enumerate(table.blocks):
+        c = Fraction(0)
+        for layer in block:
+            for i in layer.tolist():
+                q, row = table.bust[i], table.edges[i]
+                if q:
+                    c = max(c, sum((d * p for d, _, p in row), Fraction(0)) / q)
+                else:
+                    unbounded = True
+                for d, j, _ in row:
+                    if block_of[j] != b:
+                        c = max(c, bounds[block_of[j]] - d)
+        bounds.append(c)
+    return max(bounds), unbounded
+
+
+def _top(table: Table, objective: Objective, margin: int = CAP_MARGIN) -> tuple[int, bool]:
     if objective.kind == "reach":
-        return objective.target - 1
+        return objective.target - 1, False
     if objective.kind == "rule":
-        return objective.target - 1
-    best = Fraction(0)
-    for gain_edges, q in zip(table.edges, table.bust):
-        m = sum((d * p for d, _, p in gain_edges), Fraction(0))
-        best = max(best, m / q)
-    return int(best)  # floor(T1): every state strictly stops above it
+        return objective.target - 1, False
+    bound, unbounded = stop_bound(table)
+    if unbounded:
+        return int(bound) + margin, True
+    return int(bound), False  # floor(T1): every state strictly stops above it
 
 
 def sweep(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | None = None,
@@ -159,19 +200,21 @@ def sweep(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | None = 
                     v = np.where(f, s, keep)
                 roll[score, layer] = r
                 value[score, layer] = v
-    value[: top + 1, table.start] = roll[:, table.start]  # the first roll of a turn is compulsory
+    if table.compulsory:
+        value[: top + 1, table.start] = roll[:, table.start]  # the first roll of a turn is compulsory
     return roll, value
 
 
 @lru_cache(maxsize=64)
-def solve(mode: str, recycle: str, objective: Objective) -> Solution:
-    """Solve one objective over every state of a mode (see `sweep`)."""
-    table = table_for(mode, recycle)
-    top = _top(table, objective)
+def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,
+          margin: int = CAP_MARGIN) -> Solution:
+    """Solve one objective over every state of a mode (see `sweep`), or every state `root` reaches."""
+    table = table_for(mode, recycle, root) if root is not None else table_for(mode, recycle)
+    top, capped = _top(table, objective, margin)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
     forced = None
     if objective.kind == "rule":
         scores = np.arange(top + 1)[:, None]
         forced = (scores >= objective.target) | (table.shotguns[None, :] >= objective.shotguns)
     roll, value = sweep(table, stop, top, forced)
-    return Solution(table, objective, top, roll, value)
+    return Solution(table, objective, top, roll, value, capped)

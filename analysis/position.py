@@ -13,10 +13,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .dice import MODES, Mode
+from .dice import EFFECTS, MODES, Mode
 
 __all__ = ["Position", "PositionError", "FieldError", "DiceState", "RECYCLE_VARIANTS", "MAX_BANKED",
-           "banked_reachable"]
+           "banked_reachable", "min_noted"]
 
 RECYCLE_VARIANTS = ("before-draw", "draw-then-recycle")
 # A turn that noted more than this many brains has probability far below 1e-100: we call it absurd.
@@ -24,14 +24,43 @@ MAX_BANKED = 1000
 
 
 class DiceState(NamedTuple):
-    """Where each die is, as counts per die kind in the mode's order (the engine's state)."""
+    """Where each die is, as counts per die kind in the mode's order (the engine's state).
+
+    The base game uses the first three fields only; the others keep their empty defaults there, so
+    base states are exactly what they always were. In Double Feature modes every field is filled
+    (per-kind tuples of the mode's length): ``double_brains`` / ``double_shotguns`` count the dice of
+    the brain / shotgun pile that show a double face (they are also counted in ``brains`` /
+    ``shotguns``), ``aside`` the dice out of play for the turn (Santa after a drink or a helmet, or
+    kept out at a recycling), ``effects`` the effects in force (sorted names).
+    """
 
     hand: tuple[int, ...]
     brains: tuple[int, ...]
     shotguns: tuple[int, ...]
+    double_brains: tuple[int, ...] = ()
+    double_shotguns: tuple[int, ...] = ()
+    aside: tuple[int, ...] = ()
+    effects: tuple[str, ...] = ()
 
     def cup(self, mode: Mode) -> tuple[int, ...]:
+        if self.aside:
+            return tuple(n - h - b - s - a for n, h, b, s, a in
+                         zip(mode.counts, self.hand, self.brains, self.shotguns, self.aside))
         return tuple(n - h - b - s for n, h, b, s in zip(mode.counts, self.hand, self.brains, self.shotguns))
+
+    @property
+    def pile_brains(self) -> int:
+        """Brains in the brain pile (a double brain counts 2)."""
+        return sum(self.brains) + sum(self.double_brains)
+
+    @property
+    def shotgun_count(self) -> int:
+        """Shotguns in the shotgun pile (a double shotgun counts 2)."""
+        return sum(self.shotguns) + sum(self.double_shotguns)
+
+    def bust_at(self, mode: Mode) -> int:
+        """Shotguns that end the turn: the mode's threshold plus every effect's bonus (helmet)."""
+        return mode.bust_at + sum(EFFECTS[e].bust_bonus for e in self.effects)
 
 
 @dataclass(frozen=True)
@@ -71,7 +100,13 @@ def banked_reachable(banked: int, shotguns: int, out: int, total: int = 13, per_
 
 @dataclass(frozen=True)
 class Position:
-    """A validated mid-turn position. Build it with keyword arguments; piles are die-name lists."""
+    """A validated mid-turn position. Build it with keyword arguments; piles are die-name lists.
+
+    Double Feature fields (empty in the base game): ``double_brains`` names the dice of ``brains``
+    that show a double brain (Hunk, Santa), ``double_shotguns`` the dice of ``shotguns`` that show a
+    double shotgun (Hunk), ``effects`` Santa's effects in force (``energy-drink``, ``helmet``: his die
+    is then set aside), ``kept_out`` the dice kept out of the cup by a recycling (Santa).
+    """
 
     mode: str = "original"
     footprints: tuple[str, ...] = ()
@@ -79,6 +114,10 @@ class Position:
     shotguns: tuple[str, ...] = ()
     banked: int = 0
     recycle: str = "before-draw"
+    double_brains: tuple[str, ...] = ()
+    double_shotguns: tuple[str, ...] = ()
+    effects: tuple[str, ...] = ()
+    kept_out: tuple[str, ...] = ()
     _state: DiceState = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -92,7 +131,7 @@ class Position:
                 FieldError("recycle", f"unknown variant {self.recycle!r}; known: {', '.join(RECYCLE_VARIANTS)}")
             )
         piles = {}
-        for name in ("footprints", "brains", "shotguns"):
+        for name in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "kept_out"):
             value = getattr(self, name)
             if isinstance(value, str) or not isinstance(value, (list, tuple)):
                 errors.append(FieldError(name, "must be a list of die names"))
@@ -106,6 +145,26 @@ class Position:
             clean = tuple(sorted((d for d in value if d in mode.die_names), key=mode.index))
             object.__setattr__(self, name, clean)
             piles[name] = Counter(clean)
+        effects = self.effects
+        owners: dict[str, str] = {}  # effect -> the die showing it
+        if isinstance(effects, str) or not isinstance(effects, (list, tuple)):
+            errors.append(FieldError("effects", "must be a list of effect names"))
+            effects = ()
+        for i, effect in enumerate(effects):
+            die = next((d.name for d in mode.dice for f in d.faces if f.effect == effect and effect in EFFECTS), None)
+            known = sorted({f.effect for d in mode.dice for f in d.faces if f.effect in EFFECTS})
+            if die is None:
+                errors.append(FieldError(f"effects[{i}]", f"no die of mode {mode.name} shows {effect!r}; known: "
+                                         f"{', '.join(known) or 'none'}"))
+            elif effect in owners:
+                errors.append(FieldError(f"effects[{i}]", f"{effect} listed twice"))
+            elif die in owners.values():
+                errors.append(FieldError(f"effects[{i}]", f"one {die} die shows one face: it cannot have put "
+                                         f"both {next(e for e, d in owners.items() if d == die)} and {effect} "
+                                         f"in force"))
+            else:
+                owners[effect] = die
+        object.__setattr__(self, "effects", tuple(sorted(owners)))
         banked = self.banked
         if isinstance(banked, bool) or not isinstance(banked, int):
             errors.append(FieldError("banked", "must be a whole number of brains"))
@@ -117,38 +176,78 @@ class Position:
         if errors:
             raise PositionError(errors)
 
+        aside = piles["kept_out"] + Counter(owners.values())
         for die, available in mode.cup:
-            used = sum(piles[p][die] for p in piles)
+            used = sum(piles[p][die] for p in ("footprints", "brains", "shotguns")) + aside[die]
             if used > available:
-                where = next(p for p in ("shotguns", "brains", "footprints") if piles[p][die])
+                where = next(p for p in ("shotguns", "brains", "footprints", "kept_out", "effects")
+                             if (piles[p][die] if p != "effects" else die in owners.values()))
                 errors.append(FieldError(where, f"{used} {die} dice in play but mode {mode.name} has {available}"))
-        hand, shots = len(self.footprints), len(self.shotguns)
+        errors += self._double_faces(mode, piles)
+        for i, die in enumerate(self.kept_out):
+            if not mode.dice[mode.index(die)].stays_out:
+                errors.append(FieldError(f"kept_out[{i}]", f"a recycling puts every {die} brain die back in the cup; "
+                                         f"only {', '.join(d.name for d in mode.dice if d.stays_out) or 'no die'} "
+                                         f"stays out"))
+        if self.kept_out and not banked:
+            errors.append(FieldError("kept_out", "dice are kept out only by a recycling, which notes brains; "
+                                     "banked is 0"))
+        for effect in owners:
+            for die in EFFECTS[effect].converts:
+                if piles["footprints"][die]:
+                    errors.append(FieldError("footprints", f"{die} footprints count as brains while the {effect} "
+                                             f"is in force: no {die} die stays in hand"))
+        bust_at = mode.bust_at + sum(EFFECTS[e].bust_bonus for e in owners)
+        hand = len(self.footprints)
+        shots = len(self.shotguns) + len(self.double_shotguns)
         if hand > mode.dice_per_roll:
             errors.append(FieldError("footprints", f"{hand} footprint dice in hand; a roll has only "
                                      f"{mode.dice_per_roll} dice"))
-        if shots >= mode.bust_at:
+        if shots >= bust_at:
             errors.append(FieldError("shotguns", f"{shots} shotguns: the turn is already over (bust at "
-                                     f"{mode.bust_at})"))
-        out = hand + len(self.brains) + shots
-        if 0 < out < mode.dice_per_roll:
+                                     f"{bust_at})"))
+        out = hand + len(self.brains) + len(self.shotguns) + sum(aside.values())
+        least = mode.dice_per_roll - mode.max_rescued
+        if 0 < out < least:
             errors.append(FieldError("footprints", f"only {out} dice out of the cup, but every roll sets out "
-                                     f"{mode.dice_per_roll}: no roll leads here"))
+                                     f"{least if mode.plain else f'at least {least}'}: no roll leads here"))
         if out == 0 and banked:
             errors.append(FieldError("banked", "brains are noted only when the cup runs out mid-turn, which "
                                      "leaves dice out of the cup; none are"))
-        elif not errors and not banked_reachable(banked, shots, out, mode.total_dice, mode.dice_per_roll):
+        elif not errors and mode.plain and not banked_reachable(banked, shots, out, mode.total_dice,
+                                                                mode.dice_per_roll):
             errors.append(FieldError("banked", f"no sequence of recyclings notes exactly {banked} brains and "
                                      f"leaves {out} dice out with {shots} shotgun(s): a recycling notes "
                                      f"{mode.total_dice - mode.dice_per_roll + 1 - shots} to "
                                      f"{mode.total_dice} brains, and every roll after it sets out "
                                      f"{mode.dice_per_roll} dice"))
+        elif not errors and not mode.plain and 0 < banked < (least_noted := min_noted(mode)):
+            errors.append(FieldError("banked", f"a recycling notes at least {least_noted} brains in mode "
+                                     f"{mode.name} (the cup runs out only when that many brain dice are set "
+                                     "aside)"))
         if errors:
             raise PositionError(errors)
-        object.__setattr__(
-            self,
-            "_state",
-            DiceState(*(tuple(piles[p][d] for d in mode.die_names) for p in ("footprints", "brains", "shotguns"))),
-        )
+        if mode.plain:
+            state = DiceState(*(tuple(piles[p][d] for d in mode.die_names)
+                                for p in ("footprints", "brains", "shotguns")))
+        else:
+            state = DiceState(*(tuple(piles[p][d] for d in mode.die_names)
+                                for p in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns")),
+                              tuple(aside[d] for d in mode.die_names), self.effects)
+        object.__setattr__(self, "_state", state)
+
+    @staticmethod
+    def _double_faces(mode: Mode, piles: dict[str, Counter]) -> list[FieldError]:
+        errors = []
+        for name, pile, face in (("double_brains", "brains", "double-brain"),
+                                 ("double_shotguns", "shotguns", "double-shotgun")):
+            for die, n in piles[name].items():
+                if mode.dice[mode.index(die)].face(face) is None:
+                    errors.append(FieldError(name, f"a {die} die has no {face} face"))
+                elif n > piles[pile][die]:
+                    errors.append(FieldError(name, f"{n} {die} dice show a {face} but {pile} lists "
+                                             f"{piles[pile][die]}: list every die of the pile in {pile}"))
+        return errors
 
     @property
     def game_mode(self) -> Mode:
@@ -165,17 +264,34 @@ class Position:
 
     @property
     def score(self) -> int:
-        """Brains of the turn so far: noted plus the brain pile."""
-        return self.banked + len(self.brains)
+        """Brains of the turn so far: noted plus the brain pile (a double brain counts 2)."""
+        return self.banked + len(self.brains) + len(self.double_brains)
 
     @property
     def turn_start(self) -> bool:
         """Nothing rolled yet: the first roll is compulsory."""
-        return not (self.footprints or self.brains or self.shotguns)
+        return not (self.footprints or self.brains or self.shotguns or self.effects or self.kept_out)
 
     @classmethod
     def from_state(cls, mode: Mode, state: DiceState, banked: int = 0, recycle: str = "before-draw") -> Position:
         def names(counts: tuple[int, ...]) -> tuple[str, ...]:
             return tuple(d for d, n in zip(mode.die_names, counts) for _ in range(n))
 
-        return cls(mode.name, names(state.hand), names(state.brains), names(state.shotguns), banked, recycle)
+        if not state.aside:
+            return cls(mode.name, names(state.hand), names(state.brains), names(state.shotguns), banked, recycle)
+        aside = list(names(state.aside))
+        for effect in state.effects:
+            aside.remove(next(d.name for d in mode.dice if any(f.effect == effect for f in d.faces)))
+        return cls(mode.name, names(state.hand), names(state.brains), names(state.shotguns), banked, recycle,
+                   names(state.double_brains), names(state.double_shotguns), state.effects, tuple(aside))
+
+
+def min_noted(mode: Mode) -> int:
+    """Fewest brains a recycling can note: the cup runs out only when brain, shotgun and set-aside dice
+    leave fewer than the roll needs (``b + s + a >= total - per_roll + 1``); at most ``bust - 1`` shotgun
+    dice (the highest threshold any effect allows) and every die that can be set aside."""
+    top_bust = mode.bust_at + sum(EFFECTS[f.effect].bust_bonus for d in mode.dice for f in d.faces
+                                  if f.effect in EFFECTS)
+    aside = sum(n for d, (_, n) in zip(mode.dice, mode.cup)
+                if d.stays_out or any(f.effect in EFFECTS for f in d.faces))
+    return max(1, mode.total_dice - mode.dice_per_roll + 1 - (top_bust - 1) - aside)

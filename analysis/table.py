@@ -13,6 +13,13 @@ earlier block (here: a block is a number of shotguns, and shotguns never go back
 stays in the block and shows brains (a higher level), or shows none and leads to an earlier layer
 (it filled the hand). The only cycle is a hand of three footprint dice rolling three footprints
 again, a self-loop kept apart in ``self_loop``.
+
+Double Feature: a block is the number of *shotguns* in the pile (a double shotgun counts 2), which
+still never falls. Rolls can now lower the score (a rescue takes brains back, ``delta < 0``), but a
+rescue needs a shotgun on a special die, so every such roll leads to an earlier block; Santa's
+helmet or drink set his die aside, which never comes back within the turn, so no-brain rolls stay
+acyclic. `min_delta` is then negative and solvers guard their score indexes. Tables can be *rooted*
+at a mid-turn dice state (`table_for(..., root=state)`): only the states reachable from it.
 """
 
 from __future__ import annotations
@@ -49,10 +56,18 @@ class Table:
     blocks: tuple[tuple[np.ndarray, ...], ...]  # sweep order: blocks, each a tuple of layers of states
     min_delta: int
     max_delta: int
+    root: DiceState | None = None  # None: the whole turn from its start; else the states a position reaches
 
     @property
     def start(self) -> int:
         return 0
+
+    @property
+    def compulsory(self) -> bool:
+        """The table's first state is the turn start, whose roll is compulsory (False for a rooted table
+        whose root is a mid-turn position)."""
+        first = self.states[0]
+        return not (any(first.hand) or any(first.brains) or any(first.shotguns) or any(first.aside))
 
     @property
     def layers(self) -> tuple[np.ndarray, ...]:
@@ -107,16 +122,22 @@ def _layers(states: np.ndarray, zero_edges: list[tuple[int, int]]) -> tuple[np.n
 
 def _blocks(states: tuple[DiceState, ...], zero_edges: list[tuple[int, int]]) -> tuple[tuple[np.ndarray, ...], ...]:
     """Blocks by shotguns set aside, most first (rolls never take a shotgun back)."""
-    shotguns = np.array([sum(s.shotguns) for s in states])
+    shotguns = np.array([s.shotgun_count for s in states])
     return tuple(_layers(np.flatnonzero(shotguns == s), zero_edges) for s in sorted(set(shotguns), reverse=True))
 
 
 @cache
-def table_for(mode_name: str, recycle: str = "before-draw") -> Table:
-    """Breadth-first search from the empty turn over every roll; cached per mode and variant."""
+def table_for(mode_name: str, recycle: str = "before-draw", root: DiceState | None = None) -> Table:
+    """Breadth-first search from the empty turn over every roll; cached per mode and variant.
+
+    With `root`, the search starts from that dice state instead: the table then holds only the states
+    a turn can reach from there (state 0 is the root), which is all a question about one mid-turn
+    position needs; Double Feature modes answer positions this way (see odds.py).
+    """
     mode = MODES[mode_name]
     empty = tuple(0 for _ in mode.counts)
-    start = DiceState(empty, empty, empty)
+    start = DiceState(empty, empty, empty) if mode.plain else DiceState(empty, empty, empty, empty, empty, empty)
+    start = root if root is not None else start
     index = {start: 0}
     states = [start]
     queue = deque([start])
@@ -140,8 +161,8 @@ def table_for(mode_name: str, recycle: str = "before-draw") -> Table:
         edges.append(tuple((d, j, p) for (d, j), p in sorted(out.items())))
         bust.append(b)
     n = len(states)
-    max_delta = max(d for row in edges for d, _, _ in row)
-    min_delta = min(0, min(d for row in edges for d, _, _ in row))
+    max_delta = max((d for row in edges for d, _, _ in row), default=0)
+    min_delta = min(0, min((d for row in edges for d, _, _ in row), default=0))
     matrices = {}
     for delta in range(min_delta, max_delta + 1):
         rows, cols, vals = [], [], []
@@ -159,7 +180,7 @@ def table_for(mode_name: str, recycle: str = "before-draw") -> Table:
         recycle=recycle,
         states=tuple(states),
         index=index,
-        shotguns=np.array([sum(s.shotguns) for s in states]),
+        shotguns=np.array([s.shotgun_count for s in states]),
         edges=tuple(edges),
         bust=tuple(bust),
         self_loop=tuple(loops),
@@ -170,4 +191,5 @@ def table_for(mode_name: str, recycle: str = "before-draw") -> Table:
         blocks=_blocks(tuple(states), zero_edges),
         min_delta=min_delta,
         max_delta=max_delta,
+        root=root,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from analysis import MODES, Position
+from analysis import MODES, Position, PositionError
 from analysis.position import banked_reachable
 
 DIE_NAMES = {name: mode.die_names for name, mode in MODES.items()}
@@ -32,3 +32,13 @@ def positions(draw, mode: str = "original", recycle: str | None = None, banked: 
 
     variant = recycle or draw(st.sampled_from(["before-draw", "draw-then-recycle"]))
     return Position(mode, names(hand), names(brains), names(shots), noted, variant)
+
+
+@st.composite
+def reachable_positions(draw, table, banked: int = 0) -> Position:
+    """A position whose dice state is one of `table`'s (any mode, Double Feature included)."""
+    state = draw(st.sampled_from(table.states))
+    try:
+        return Position.from_state(table.mode, state, banked, table.recycle)
+    except PositionError:  # e.g. Santa kept out by a recycling needs noted brains
+        assume(False)

@@ -1,0 +1,43 @@
+"""Whole games of Zombie Dice: win probabilities and optimal decisions (RULES.md section 1).
+
+* Two players, both maximising their probability of winning, solved exactly (up to a cap whose
+  effect is below 1e-9): `solve_game` -> `GameSolution` (duel.py has the equations, kernel.py the
+  vectorised sweep). `game_layers`, `solve_layer`, `merge` and `assemble` split the same computation
+  into independent units for workers, with bit-for-bit the same result.
+* Fixed simple rules against the optimal player, by exact policy evaluation: `rule_win_probability`
+  (rules.py).
+* Three to eight players: a reduced model ("duel the leader") checked against whole games played
+  with physical dice: `ReducedPolicy`, `check_reduced_model` (many.py).
+* Whole two-player games with physical dice, for Monte Carlo checks: `play_duel`, `policy_table`.
+"""
+
+from .duel import CAP, GOAL
+from .many import ModelCheck, ReducedPolicy, check_reduced_model, estimate_reduced, play_many
+from .play import PolicyTable, play_duel, policy_table
+from .rules import Rule, parse_rule, rule_game, rule_win_probability
+from .solution import GameDecision, GameSolution, WorkUnit, assemble, game_layers, merge, solve_game, solve_layer
+
+__all__ = [
+    "CAP",
+    "GOAL",
+    "GameDecision",
+    "GameSolution",
+    "ModelCheck",
+    "PolicyTable",
+    "ReducedPolicy",
+    "Rule",
+    "WorkUnit",
+    "assemble",
+    "check_reduced_model",
+    "estimate_reduced",
+    "game_layers",
+    "merge",
+    "parse_rule",
+    "play_duel",
+    "play_many",
+    "policy_table",
+    "rule_game",
+    "rule_win_probability",
+    "solve_game",
+    "solve_layer",
+]

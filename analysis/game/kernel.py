@@ -1,0 +1,268 @@
+"""The vectorised sweep behind every game solver: one turn, many columns, values and slopes.
+
+A *column* is one turn-ending problem: ``stop[T]`` is the value (a win probability) of ending the
+turn with ``T`` brains. The rules make a bust worth exactly what stopping with 0 brains is worth
+(the turn ends and the score does not change), so with ``S0 = stop[0]`` the sweep works on
+``U = V - S0``, where a bust is worth 0 and policy.py's equations hold unchanged::
+
+    keep(i, T) = sum_{j != i, d} P_d[i, j] U(j, T + d) / (1 - p_i)      (p_i: the self-loop)
+    U(i, T)    = max(keep, stop[T] - S0)      (or what a fixed policy says; the empty turn rolls)
+
+Along with ``U`` the sweep can carry ``dU/dtheta`` for one scalar parameter per column (``dstop``)
+under the same decisions: the slope of a piecewise linear function, which the game solver uses for
+Newton steps (that is, policy iteration).
+
+States are renumbered so that the table's blocks and layers are contiguous ranges, and inside a
+layer by the least turn total at which the state can occur (in the base game: the brains in its
+pile), so at level ``T`` only a prefix of each layer is reachable, and only that prefix is computed
+(the others are never read: a roll from a computed position leads to computed positions). Each
+column has a top level per block above which the caller has shown that every state of the block
+stops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..table import Table, table_for
+
+__all__ = ["Kernel", "Sweep", "kernel_for", "sweep"]
+FULL_WIDTH = False
+
+
+@dataclass(frozen=True, eq=False)
+class Layer:
+    """Rows ``a:b`` (sweep order) and the rolls from them, each matrix as row prefixes by level."""
+
+    a: int
+    b: int
+    reach: np.ndarray  # reach[T]: rows of the layer reachable at level T (for T < len(reach); all above)
+    zero: tuple[sp.csr_matrix, ...] | None  # no-brain rolls, columns 0:a (earlier layers and blocks)
+    up: tuple[sp.csr_matrix, ...] | None  # rolls showing d = 1..max_delta brains, column (d - 1) * n + j
+    down: tuple[tuple[int, tuple[sp.csr_matrix, ...]], ...]  # rolls taking brains away: (d < 0, matrix)
+
+    def rows(self, level: int) -> int:
+        return int(self.reach[level]) if level < len(self.reach) else self.b - self.a
+
+    @staticmethod
+    def prefix(mats: tuple[sp.csr_matrix, ...], level: int) -> sp.csr_matrix:
+        return mats[min(level, len(mats) - 1)]
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    lo: int
+    hi: int
+    min_bust: float  # smallest bust probability of a state of the block (used to bound caps)
+    layers: tuple[Layer, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Kernel:
+    table: Table
+    order: np.ndarray  # sweep position -> table index
+    where: np.ndarray  # table index -> sweep position
+    least: np.ndarray  # least turn total of each state, sweep order (see _least_totals)
+    blocks: tuple[Block, ...]
+    stay: np.ndarray  # 1 / (1 - self-loop), sweep order, shape (n, 1, 1)
+    loop: np.ndarray  # self-loop probability, sweep order, shape (n, 1, 1)
+
+    @property
+    def n(self) -> int:
+        return len(self.order)
+
+    @property
+    def start(self) -> int:
+        return int(self.where[self.table.start])
+
+    @property
+    def max_delta(self) -> int:
+        return max(self.table.max_delta, 0)
+
+
+def _prefixes(mat: sp.csr_matrix, reach: np.ndarray) -> tuple[sp.csr_matrix, ...]:
+    """Row prefixes of `mat` sharing its arrays: prefix ``t`` has ``reach[t]`` rows; the last is all."""
+    out = []
+    for rows in [*reach.tolist(), mat.shape[0]]:
+        out.append(sp.csr_matrix((mat.data, mat.indices, mat.indptr[: rows + 1]), shape=(rows, mat.shape[1])))
+    return tuple(out)
+
+
+def _least_totals(table: Table) -> np.ndarray:
+    """The least turn total at which each dice state can occur (shortest paths from the empty turn,
+    a turn total never below 0). A position ``(i, T)`` with ``T`` below it is unreachable."""
+    src = np.array([i for i, row in enumerate(table.edges) for _ in row], dtype=int)
+    dst = np.array([j for row in table.edges for _, j, _ in row], dtype=int)
+    delta = np.array([d for row in table.edges for d, _, _ in row], dtype=int)
+    least = np.full(len(table), np.iinfo(np.int64).max // 2, dtype=np.int64)
+    least[table.start] = 0
+    while True:
+        new = least.copy()
+        np.minimum.at(new, dst, np.maximum(least[src] + delta, 0))
+        if (new == least).all():
+            return least
+        least = new
+
+
+@cache
+def kernel_for(mode: str, recycle: str) -> Kernel:
+    """Renumber `table_for(mode, recycle)` in sweep order and slice its matrices per layer.
+
+    Checks the order the sweep relies on: a roll never leads to a later block, a roll that shows no
+    brain leads to an earlier layer, and a roll that takes brains away leaves its block.
+    """
+    table = table_for(mode, recycle)
+    least_of = _least_totals(table)
+    layers_in_order = [layer[np.argsort(least_of[layer], kind="stable")] for block in table.blocks for layer in block]
+    order = np.concatenate(layers_in_order)
+    n = len(order)
+    if sorted(order.tolist()) != list(range(n)):
+        raise ValueError("the table's blocks do not partition its states")
+    where = np.empty_like(order)
+    where[order] = np.arange(n)
+    least = least_of[order]
+    mats = {d: m[order][:, order].tocsr() for d, m in table.matrices.items() if m.nnz}
+    deltas = max(table.max_delta, 0)
+    bust = table.bust_f[order]
+    blocks, lo = [], 0
+    for block in table.blocks:
+        hi = lo + sum(len(layer) for layer in block)
+        for d, m in mats.items():
+            rows = m[lo:hi]
+            if rows[:, hi:].nnz or (d < 0 and rows[:, lo:hi].nnz):
+                raise ValueError(f"a roll showing {d} brains breaks the sweep order")
+        layers, a = [], lo
+        for layer in block:
+            b = a + len(layer)
+            if 0 in mats and mats[0][a:b, a:].nnz:
+                raise ValueError("a roll showing no brain does not lead to an earlier layer")
+            reach = np.searchsorted(least[a:b], np.arange(least[a:b].max()), side="right")
+            zero = up = None
+            if 0 in mats and mats[0][a:b].nnz:
+                zero = _prefixes(mats[0][a:b, :a].tocsr(), reach)
+            if deltas:
+                rows = [mats.get(d, sp.csr_matrix((n, n)))[a:b] for d in range(1, deltas + 1)]
+                up = _prefixes(sp.hstack(rows).tocsr(), reach)
+            down = tuple((d, _prefixes(mats[d][a:b], reach)) for d in sorted(mats) if d < 0)
+            layers.append(Layer(a, b, reach, zero, up, down))
+            a = b
+        blocks.append(Block(lo, hi, float(bust[lo:hi].min()), tuple(layers)))
+        lo = hi
+    loop = table.self_loop_f[order]
+    return Kernel(table, order, where, least, tuple(blocks), (1 / (1 - loop))[:, None, None], loop[:, None, None])
+
+
+@dataclass(frozen=True, eq=False)
+class Sweep:
+    """What a sweep returns. ``start[T, col]`` is the value of the empty turn (forced first roll) at
+    level ``T`` and ``dstart`` its slope. With ``full`` (``"decisions"``: only ``rolls``), in sweep
+    order and for levels ``0..top``: ``value[T, i, col]``, ``roll[T, i, col]`` and the decisions
+    ``rolls`` (NaN/False where a position is unreachable, or above the column's top)."""
+
+    start: np.ndarray
+    dstart: np.ndarray | None
+    value: np.ndarray | None = None
+    roll: np.ndarray | None = None
+    rolls: np.ndarray | None = None
+
+
+def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray | None = None,
+          policy: np.ndarray | None = None, full: bool | str = False) -> Sweep:
+    """Backward induction of one turn for ``k`` columns at once.
+
+    `stop` has shape ``(L, k)``: the value of ending the turn with ``T`` brains, ``T < L``; a bust is
+    worth ``stop[0]``. `tops` has shape ``(k,)`` or ``(blocks, k)``: above ``tops[b, col]`` every state
+    of block ``b`` stops (``L > max(tops) + max_delta`` is required). `dstop`, optional, is the
+    derivative of `stop` with respect to one parameter per column. `policy`, optional, of shape
+    ``(levels, n, k)`` in sweep order, fixes decisions: 1 roll, 0 stop, -1 optimise.
+
+    Every column is computed at every level up to its block's highest top (one contiguous block of
+    memory per matrix product, no copies); positions above a column's own top are then reset to their
+    stop values. So each column's numbers depend on that column alone, bit for bit, whatever else is
+    in the batch.
+    """
+    stop = np.asarray(stop, dtype=float)
+    k = stop.shape[1]
+    tops = np.broadcast_to(np.asarray(tops, dtype=int), (len(kernel.blocks), k))
+    top = int(tops.max())
+    levels = top + 1 + kernel.max_delta
+    if len(stop) < levels:
+        raise ValueError("stop values must reach max(tops) + max_delta")
+    stop = stop[:levels]
+    slopes = dstop is not None
+    m = 2 if slopes else 1
+    base = stop[0].copy()
+    ends = np.empty((levels, m, k))  # per level: stop and its slope, in the shifted frame
+    ends[:, 0] = stop - base
+    if slopes:
+        dstop = np.asarray(dstop, dtype=float)[:levels]
+        ends[:, 1] = dstop - dstop[0]
+    n, start, up = kernel.n, kernel.start, kernel.max_delta
+    u = np.empty((levels, n, m, k))
+    values = full is True  # value and roll arrays too, not only the decisions
+    if full:
+        rolls = np.zeros((top + 1, n, k), dtype=bool)
+    if values:
+        roll = np.full((top + 1, n, k), np.nan)
+        value = np.full((top + 1, n, k), np.nan)
+    for b, block in enumerate(kernel.blocks):  # levels no column of the block computes: all stop
+        t = int(tops[b].max())
+        u[t + 1:, block.lo:block.hi] = ends[t + 1:, None]
+    for b, block in enumerate(kernel.blocks):
+        for level in range(int(tops[b].max()), -1, -1):
+            extra = np.flatnonzero(tops[b] < level)  # computed, then reset: their positions stop
+            s = ends[level]  # (m, k)
+            for layer in block.layers:
+                a, c = layer.a, layer.rows(level)
+                if c == 0:
+                    continue
+                terms = [(layer.up, u[level + 1:level + 1 + up].reshape(up * n, m * k)),
+                         (layer.zero, u[level, :a].reshape(a, m * k)),
+                         *((mats, u[max(level + d, 0)].reshape(n, m * k)) for d, mats in layer.down)]
+                r = np.zeros((c, m * k))
+                for mats, src in terms:
+                    if mats is not None:
+                        r += Layer.prefix(mats, level) @ src
+                r = r.reshape(c, m, k)
+                keep = r * kernel.stay[a:a + c]
+                dest = u[level, a:a + c]
+                here = start - a if a <= start < a + c else None
+                if policy is None and not (slopes or full):
+                    go = None
+                    np.maximum(keep[:, 0], s[0], out=dest[:, 0])
+                else:
+                    go = keep[:, 0] >= s[0]
+                    if policy is not None:
+                        fixed = policy[level, a:a + c]
+                        go = np.where(fixed < 0, go, fixed > 0)
+                    if here is not None:
+                        go[here] = True  # the first roll of a turn is compulsory
+                    if policy is None:
+                        np.maximum(keep[:, 0], s[0], out=dest[:, 0])  # = where(go, keep, s), faster
+                    else:
+                        dest[:, 0] = np.where(go, keep[:, 0], s[0])
+                    if slopes:
+                        dest[:, 1] = np.where(go, keep[:, 1], s[1])
+                if here is not None:
+                    dest[here] = keep[here]
+                if len(extra):
+                    dest[:, :, extra] = s[None, :, extra]
+                if full:
+                    rolls[level, a:a + c] = go
+                    rolls[level, a:a + c, extra] = False
+                if values:
+                    roll[level, a:a + c] = np.where(go, keep[:, 0], r[:, 0] + kernel.loop[a:a + c, 0] * s[0]) + base
+                    value[level, a:a + c] = dest[:, 0] + base
+                    roll[level, a:a + c, extra] = np.nan
+    start_u = u[: top + 1, start]  # (top + 1, m, k)
+    return Sweep(
+        start=start_u[:, 0] + base,
+        dstart=start_u[:, 1] + dstop[0] if slopes else None,
+        value=value if values else None,
+        roll=roll if values else None,
+        rolls=rolls if full else None,
+    )
