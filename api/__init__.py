@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask, Response, request
 
-from . import docs, errors, health, lightning, modes, odds, spec
+from . import cache, docs, errors, health, lightning, modes, odds, spec
 
 __all__ = ["create_app"]
 
@@ -37,6 +37,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # keep answers in the order the spec documents them
 
     errors.register(app)
+    cache.install(app)  # before the spec: a cached answer skips validation it already passed
     spec.install(app)
     app.after_request(_cors)
     for module in (odds, lightning, modes, health, docs):

@@ -123,6 +123,12 @@ def _operation() -> dict[str, Any]:
     return load()[1]["paths"][path][method]
 
 
+def parameter_names(rule: str) -> list[str]:
+    """The query/path parameter names the spec declares for a Flask rule's GET operation."""
+    path = rule.replace("<", "{").replace(">", "}")
+    return list(_parameters(load()[1]["paths"][path].get("get", {})))
+
+
 def _parameters(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Name -> resolved schema of the operation's parameters."""
     spec = load()[1]

@@ -488,3 +488,20 @@ def test_fuzzed_bytes_never_reach_the_catch_all(app: Flask, data: bytes, content
 )
 def test_fuzzed_queries_never_reach_the_catch_all(app: Flask, path: str, params: list[tuple[str, str]]) -> None:
     no_bug(app.test_client().get(path, query_string=params))
+
+
+def test_response_cache_serves_the_same_bytes_and_ignores_cache_busters():
+    from api import create_app
+
+    app = create_app({"TESTING": True, "RESPONSE_CACHE_SIZE": 8, "VALIDATE_RESPONSES": True})
+    client = app.test_client()
+    url = "/v1/odds?footprints=green,red&brains=green&shotguns=red"
+    first = client.get(url)
+    again = client.get(url + "&_=12345&nocache=1")
+    assert first.status_code == again.status_code == 200
+    assert first.data == again.data and again.headers["Access-Control-Allow-Origin"] == "*"
+    assert len(app.extensions["response_cache"]) == 1
+    assert client.get("/v1/odds?shotguns=red,red,red").status_code == 422  # errors are not cached
+    assert len(app.extensions["response_cache"]) == 1
+    other = client.get("/v1/odds?footprints=green,red&brains=green&shotguns=red&objective=reach:2")
+    assert other.data != first.data and len(app.extensions["response_cache"]) == 2
