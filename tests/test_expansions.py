@@ -1,7 +1,6 @@
 """Zombie Dice 2: Double Feature (RULES.md section 2): dice data, positions, every special rule alone,
 the solvers over rooted tables, and the Monte Carlo simulator (written again from the rules' text)."""
 
-import math
 import random
 from fractions import Fraction
 
@@ -15,9 +14,10 @@ from analysis.exact import exact_turn, to_fraction
 from analysis.policy import Objective, solve, stop_bound
 from analysis.position import DiceState
 from analysis.roll import _special_transitions, convert, recycled, rescue, set_aside, settle, transitions
-from analysis.simulate import Turn, play_turn, roll_once
+from analysis.simulate import play_turn
 from analysis.table import table_for
 
+from .montecarlo import N, assert_next_roll_matches, within_4_sigma
 from .strategies import reachable_positions
 
 BSAM, SANTA, DTV = "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel"
@@ -365,15 +365,7 @@ def test_cap_with_the_helmet_is_below_1e_12():
 
 
 # -- Monte Carlo, written again from the rules ---------------------------------------------------------
-N = 20_000
 
-
-def within_4_sigma(samples, exact):
-    n = len(samples)
-    mean = sum(samples) / n
-    var = sum((x - mean) ** 2 for x in samples) / (n - 1)
-    sigma = math.sqrt(max(var, exact * (1 - exact) if 0 <= exact <= 1 else var) / n)
-    return abs(mean - exact) <= 4 * sigma + 1e-12
 
 
 MC_POSITIONS = [
@@ -400,18 +392,7 @@ MC_POSITIONS = [
 
 @pytest.mark.parametrize("position", MC_POSITIONS, ids=range(len(MC_POSITIONS)))
 def test_next_roll_against_physical_dice(position):
-    rng = random.Random(20102)
-    busts, brains, shotguns = [], [], []
-    for _ in range(N):
-        turn = Turn.at(position)
-        b, s = roll_once(turn, rng)
-        busts.append(float(turn.bust))
-        brains.append(b)
-        shotguns.append(s)
-    exact = next_roll(position)
-    assert within_4_sigma(busts, float(exact.bust))
-    assert within_4_sigma(brains, float(exact.expected_brains))
-    assert within_4_sigma(shotguns, float(sum(s * p for _, s, p in exact.outcomes)))
+    assert_next_roll_matches(position, seed=20102)
 
 
 def _policy(position, objective):

@@ -4,26 +4,16 @@ Seeded, so the checks are repeatable; sample sizes give a standard error well be
 a wrong rule would cause (a wrong recycle variant, a missed self-loop, a wrong face table).
 """
 
-import math
 import random
 
 import pytest
 
-from analysis import MODES, Position, next_roll, odds, parse_objective
+from analysis import MODES, Position, odds, parse_objective
 from analysis.exact import exact_turn
 from analysis.position import DiceState
-from analysis.simulate import Turn, play_turn, roll_once
+from analysis.simulate import Turn, play_turn
 
-N = 20_000
-
-
-def within_4_sigma(samples: list[float], exact: float) -> bool:
-    n = len(samples)
-    mean = sum(samples) / n
-    var = sum((x - mean) ** 2 for x in samples) / (n - 1)
-    sigma = math.sqrt(max(var, exact * (1 - exact) if 0 <= exact <= 1 else var) / n)
-    return abs(mean - exact) <= 4 * sigma + 1e-12
-
+from .montecarlo import N, assert_next_roll_matches, within_4_sigma
 
 POSITIONS = [
     Position(),
@@ -39,18 +29,7 @@ POSITIONS = [
 
 @pytest.mark.parametrize("position", POSITIONS, ids=range(len(POSITIONS)))
 def test_next_roll(position):
-    rng = random.Random(20101)
-    busts, brains, shotguns = [], [], []
-    for _ in range(N):
-        turn = Turn.at(position)
-        b, s = roll_once(turn, rng)
-        busts.append(float(turn.bust))
-        brains.append(b)
-        shotguns.append(s)
-    exact = next_roll(position)
-    assert within_4_sigma(busts, float(exact.bust))
-    assert within_4_sigma(brains, float(exact.expected_brains))
-    assert within_4_sigma(shotguns, float(sum(s * p for _, s, p in exact.outcomes)))
+    assert_next_roll_matches(position, seed=20101)
 
 
 def _policy(position: Position, objective: str):
