@@ -3,8 +3,9 @@
 import math
 import random
 
-from analysis import Position, next_roll
-from analysis.simulate import Turn, roll_once
+from analysis import Position, next_roll, odds, parse_objective
+from analysis.exact import exact_turn
+from analysis.simulate import Turn, play_turn, roll_once
 
 N = 20_000
 
@@ -33,3 +34,33 @@ def assert_next_roll_matches(position: Position, seed: int, n: int = N) -> None:
     assert within_4_sigma(busts, float(exact.bust))
     assert within_4_sigma(brains, float(exact.expected_brains))
     assert within_4_sigma(shotguns, float(sum(s * p for _, s, p in exact.outcomes)))
+
+
+def solved_policy(position: Position, objective: str, rooted: bool = False):
+    """The solved policy as a function of a physical turn (looks its position up in the table; a rooted
+    table holds only what `position` can reach, which expansion modes need)."""
+    exact = exact_turn(position.mode, position.recycle, parse_objective(objective),
+                       position.state if rooted else None)
+    index = exact.solution.table.index
+
+    def rolls(turn: Turn) -> bool:
+        p = turn.position()
+        return exact.decision(index[p.state], p.score) == "roll"
+
+    return rolls
+
+
+def assert_turn_matches(position: Position, objective: str, seed: int, scores_to_check: tuple[int, ...],
+                        rooted: bool = False, n: int = N // 4) -> None:
+    """Whole turns played with the solved policy against the exact value and score distribution."""
+    o = odds(position, objective)
+    rng = random.Random(seed)
+    policy = solved_policy(position, objective, rooted)
+    scores = [play_turn(position, policy, rng) for _ in range(n)]
+    if objective.startswith("reach:"):
+        k = int(objective.removeprefix("reach:"))
+        assert within_4_sigma([float(s >= k) for s in scores], float(o.decision.roll))
+    else:
+        assert within_4_sigma(scores, float(o.decision.roll))
+    for k in scores_to_check:
+        assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k

@@ -1,23 +1,21 @@
 """Zombie Dice 2: Double Feature (RULES.md section 2): dice data, positions, every special rule alone,
 the solvers over rooted tables, and the Monte Carlo simulator (written again from the rules' text)."""
 
-import random
 from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from analysis import MODES, Position, PositionError, next_roll, odds, parse_objective
+from analysis import MODES, Position, PositionError, next_roll, odds
 from analysis.dice import BRAIN, DICE, DOUBLE_BRAIN, DOUBLE_SHOTGUN, ENERGY_DRINK, FOOTPRINTS, GIFT, HELMET, SHOTGUN
 from analysis.exact import exact_turn, to_fraction
 from analysis.policy import Objective, solve, stop_bound
 from analysis.position import DiceState
 from analysis.roll import _special_transitions, convert, recycled, rescue, set_aside, settle, transitions
-from analysis.simulate import play_turn
 from analysis.table import table_for
 
-from .montecarlo import N, assert_next_roll_matches, within_4_sigma
+from .montecarlo import assert_next_roll_matches, assert_turn_matches
 from .strategies import reachable_positions
 
 BSAM, SANTA, DTV = "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel"
@@ -395,31 +393,12 @@ def test_next_roll_against_physical_dice(position):
     assert_next_roll_matches(position, seed=20102)
 
 
-def _policy(position, objective):
-    exact = exact_turn(position.mode, position.recycle, parse_objective(objective), position.state)
-    index = exact.solution.table.index
-
-    def rolls(turn):
-        p = turn.position()
-        return exact.decision(index[p.state], p.score) == "roll"
-
-    return rolls
-
-
 @pytest.mark.parametrize("objective", ["expected-brains", "reach:6"])
 @pytest.mark.parametrize("mode", list(ROOTS))
 def test_turn_score_distribution(mode, objective):
     position = ROOTS[mode]
-    o = odds(position, objective)
-    rng = random.Random(1303)
-    policy = _policy(position, objective)
-    scores = [play_turn(position, policy, rng) for _ in range(N // 4)]
-    if objective == "reach:6":
-        assert within_4_sigma([float(s >= 6) for s in scores], float(o.decision.roll))
-    else:
-        assert within_4_sigma(scores, float(o.decision.roll))
-    for k in (0, position.score, position.score + 1, position.score + 2):
-        assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
+    assert_turn_matches(position, objective, seed=1303, rooted=True,
+                        scores_to_check=(0, position.score, position.score + 1, position.score + 2))
 
 
 def test_the_sequel_turn_start_is_refused_cleanly():

@@ -8,12 +8,10 @@ import random
 
 import pytest
 
-from analysis import MODES, Position, odds, parse_objective
-from analysis.exact import exact_turn
-from analysis.position import DiceState
-from analysis.simulate import Turn, play_turn
+from analysis import Position, odds
+from analysis.simulate import play_turn
 
-from .montecarlo import N, assert_next_roll_matches, within_4_sigma
+from .montecarlo import N, assert_next_roll_matches, assert_turn_matches, solved_policy, within_4_sigma
 
 POSITIONS = [
     Position(),
@@ -32,39 +30,15 @@ def test_next_roll(position):
     assert_next_roll_matches(position, seed=20101)
 
 
-def _policy(position: Position, objective: str):
-    """The solved policy as a function of a physical turn (looks the dice up in the table)."""
-    mode = MODES[position.mode]
-    exact = exact_turn(position.mode, position.recycle, parse_objective(objective))
-    index = exact.solution.table.index
-
-    def rolls(turn: Turn) -> bool:
-        state = DiceState(*(tuple(pile.count(d) for d in mode.die_names)
-                            for pile in (turn.hand, turn.brains, turn.shotguns)))
-        return exact.decision(index[state], turn.banked + len(turn.brains)) == "roll"
-
-    return rolls
-
-
 @pytest.mark.parametrize("objective", ["expected-brains", "reach:4", "rule:5,2"])
 @pytest.mark.parametrize("position", [POSITIONS[1], POSITIONS[4], POSITIONS[5], POSITIONS[6]], ids=range(4))
 def test_turn_score_distribution(position, objective):
-    o = odds(position, objective)
-    rng = random.Random(1302)
-    policy = _policy(position, objective)
-    scores = [play_turn(position, policy, rng) for _ in range(N // 4)]
-    if objective == "reach:4":
-        assert within_4_sigma([float(s >= 4) for s in scores], float(o.decision.roll))
-    else:
-        assert within_4_sigma(scores, float(o.decision.roll))
-    for k in (0, 1, 3, position.score + 2):
-        p = float(o.score_distribution.get(k, 0))
-        assert within_4_sigma([float(s == k) for s in scores], p), k
+    assert_turn_matches(position, objective, seed=1302, scores_to_check=(0, 1, 3, position.score + 2))
 
 
 def test_optimal_turn_from_the_start():
     o = odds(Position())
     rng = random.Random(7)
-    scores = [play_turn(Position(), _policy(Position(), "expected-brains"), rng) for _ in range(N // 2)]
+    scores = [play_turn(Position(), solved_policy(Position(), "expected-brains"), rng) for _ in range(N // 2)]
     assert within_4_sigma(scores, float(o.decision.roll))
     assert within_4_sigma([float(s == 0) for s in scores], float(o.score_distribution[0]))
