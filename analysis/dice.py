@@ -13,6 +13,10 @@ Double Feature (section 2) adds, as data:
 * `Die.stays_out`: the die stays out of the cup when the brain dice are recycled (Santa);
 * `Mode.rescues`: (rescuer, rescued) pairs; a shotgun face on the rescuer sends the rescued die back
   from the brain pile (or from the same roll) to the cup.
+
+School Bus (section 3) adds one die, `BUS`, that never goes into the cup and is usable with every mode:
+twelve faces, brains and shotguns kept as tokens, and four faces whose ``effect`` (`BUS_EFFECTS`) acts on
+the whole roll (roll.py's bus step reads them).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 
-__all__ = ["Face", "Die", "Mode", "Effect", "DICE", "MODES", "FACES", "EFFECTS", "SPECIAL_FACES", "mode_named"]
+__all__ = ["Face", "Die", "Mode", "Effect", "DICE", "MODES", "FACES", "EFFECTS", "SPECIAL_FACES", "BUS", "BUS_EFFECTS",
+           "mode_named"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ EFFECTS: dict[str, Effect] = {
 
 @dataclass(frozen=True)
 class Die:
-    """A die: a name, a colour for people, and its six equally likely faces."""
+    """A die: a name, a colour for people, and its equally likely faces (six; twelve for the bus)."""
 
     name: str
     colour: str
@@ -91,7 +96,7 @@ class Die:
 
     @cached_property
     def face_probabilities(self) -> dict[Face, Fraction]:
-        """P(face) = (number of sides showing it) / 6."""
+        """P(face) = (number of sides showing it) / (number of sides)."""
         counts = Counter(self.faces)
         return {face: Fraction(n, len(self.faces)) for face, n in counts.items()}
 
@@ -102,6 +107,13 @@ class Die:
 def _die(name: str, colour: str, brains: int, shotguns: int, footprints: int) -> Die:
     return Die(name, colour, (BRAIN,) * brains + (SHOTGUN,) * shotguns + (FOOTPRINTS,) * footprints)
 
+
+# The School Bus die (RULES.md section 3): a D12, never in the cup; its brains and shotguns become tokens.
+BUS_EFFECTS = ("stop", "yield", "dead-end", "tyre-tracks")
+BUS = Die("bus", "yellow (D12)", (BRAIN, BRAIN, Face("2-brains", brains=2), Face("3-brains", brains=3), SHOTGUN,
+                                  Face("2-shotguns", shotguns=2), Face("brain+shotgun", brains=1, shotguns=1),
+                                  Face("2-brains+shotgun", brains=2, shotguns=1))
+          + tuple(Face(effect, effect=effect) for effect in BUS_EFFECTS))
 
 DICE: dict[str, Die] = {
     die.name: die

@@ -7,6 +7,12 @@ values are then computed lazily, by the same equations as policy.py but in exact
 comparing the exact values, and an exact tie is reported as a tie. Denominators stay small: every
 probability is a product of hypergeometric and multinomial factors whose primes are at most 13 (17
 with a three-footprint die), so exact values cost little more than floats.
+
+School Bus (`ExactBusTurn`, over a `BusSolution`): the same, with every option of a decision (stop and
+its actions), the loops of a chance node closed exactly (policy.py's formula, in rationals), and the
+brain given up on tyre tracks chosen exactly. Where rescues with YIELD make a block cyclic, the values
+of a strongly connected set of (node, score) pairs are solved together (policy iteration over exact
+linear systems), and so is the flow of probability through it.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ from functools import lru_cache
 import numpy as np
 from gmpy2 import mpq
 
-from .policy import CAP_MARGIN, Objective, Solution, solve
-from .position import DiceState
+from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
+from .position import BusState, DiceState
+from .table import CHANCE, DECISION, STOPPED, TYRE
 
-__all__ = ["ExactTurn", "exact_turn", "to_fraction"]
+__all__ = ["ExactTurn", "exact_turn", "to_fraction", "ExactBusTurn", "exact_bus_turn", "solve_exact"]
 
 MARGIN = 1e-9
 DISTRIBUTIONS_KEPT = 4096  # distributions are per position (a forward pass each): keep the recent ones
@@ -207,3 +214,406 @@ class ExactTurn:
 def exact_turn(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,
                margin: int = CAP_MARGIN) -> ExactTurn:
     return ExactTurn(solve(mode, recycle, objective, root, margin))
+
+
+# -- School Bus ----------------------------------------------------------------------------------------
+Pair = tuple[int, int]  # (node, score)
+
+
+def solve_exact(rows: dict, rhs: dict) -> dict:
+    """Solve ``x_v - sum_w rows[v][w] x_w = rhs[v]`` exactly (sparse Gaussian elimination, in order)."""
+    order = list(rows)
+    a = {v: {w: -c for w, c in rows[v].items()} for v in order}
+    for v in order:
+        a[v][v] = a[v].get(v, mpq(0)) + 1
+    b = {v: rhs.get(v, mpq(0)) for v in order}
+    for k, v in enumerate(order):
+        pivot = a[v][v]
+        for u in order[k + 1:]:
+            f = a[u].get(v)
+            if f:
+                f = f / pivot
+                for w, c in a[v].items():
+                    a[u][w] = a[u].get(w, mpq(0)) - f * c
+                b[u] -= f * b[v]
+                del a[u][v]
+    x: dict = {}
+    for v in reversed(order):
+        x[v] = (b[v] - sum((c * x[w] for w, c in a[v].items() if w != v), mpq(0))) / a[v][v]
+    return x
+
+
+class ExactBusTurn:
+    """Exact values of every option, decisions, tyre-tracks choices and score distributions, for one
+    objective solved over a `BusTable`, computed lazily along the solved policy (module docstring)."""
+
+    def __init__(self, solution: BusSolution):
+        self.solution = solution
+        self.table = table = solution.table
+        self._p: dict[int, tuple] = {}
+        self._values: dict[Pair, mpq] = {}
+        self._place = {}
+        for b, block in enumerate(table.blocks):
+            for k, layer in enumerate(block):
+                for i in layer.tolist():
+                    self._place[i] = (b, k)
+        self._distributions: OrderedDict[tuple, dict[int, Fraction]] = OrderedDict()
+        # per level, decision node -> bitmask of its candidate options (absent: stop alone)
+        self._candidates = [dict(zip(a.tolist(), m.tolist()))
+                            for a, m in zip(solution.candidate_nodes, solution.candidate_masks)]
+        self._choices: dict[Pair, int] = {}
+        self._stops: dict[int, mpq] = {}
+
+    def stop(self, score: int) -> mpq:
+        if score not in self._stops:
+            reach = self.solution.objective.kind == "reach"
+            self._stops[score] = mpq(int(score >= self.solution.objective.target)) if reach else mpq(score)
+        return self._stops[score]
+
+    def _mask(self, i: int, score: int) -> int:
+        return self._candidates[score].get(i, 1) if 0 <= score <= self.solution.top else 1
+
+    def _edges(self, c: int) -> tuple[tuple, tuple]:
+        """A chance node's edges (delta, node, p) and loops (node, p), exact (memoised)."""
+        if c not in self._p:
+            t, den = self.table, self.table.denominator[c]
+            self._p[c] = (tuple((d, j, mpq(w, den)) for d, j, w in t.edges[c]),
+                          tuple((h, mpq(w, den)) for h, w in t.loops[c]))
+        return self._p[c]
+
+    def options(self, i: int, score: int) -> list[tuple[str, int]]:
+        """A decision node's options that may be best here: ("stop", -1) and (action, chance node)."""
+        mask = self._mask(i, score)
+        if not self.table.can_stop[i] and mask == 1:  # the compulsory first roll, above the solved levels
+            mask = (2 << len(self.table.actions[i])) - 2
+        out = [("stop", -1)] if mask & 1 else []
+        return out + [(a, c) for k, (a, c) in enumerate(self.table.actions[i]) if mask & (2 << k)]
+
+    def _known(self, i: int, score: int) -> mpq | None:
+        """The value of (i, score) without computing anything, or None."""
+        value = self._values.get((i, score))
+        if value is not None:
+            return value
+        kind = self.table.kind[i]
+        if kind == STOPPED or (kind == DECISION and self.table.can_stop[i] and self._mask(i, score) == 1):
+            return self.stop(score)
+        return None
+
+    def _deps(self, i: int, score: int) -> list[Pair]:
+        kind = self.table.kind[i]
+        if kind == DECISION:
+            return [(c, score) for a, c in self.options(i, score) if a != "stop"]
+        if kind == TYRE:
+            return [(o, score) for _, o in self.table.options[i]]
+        edges, loops = self._edges(i)
+        deps = [(j, score + d) for d, j, _ in edges]
+        for h, _ in loops:
+            deps += [(c, score) for a, c in self.options(h, score) if a != "stop" and c != i]
+        return deps
+
+    def _evaluate(self, i: int, score: int) -> mpq:
+        """The value of (i, score) from its dependencies' values (all known)."""
+        kind = self.table.kind[i]
+        if kind == DECISION:
+            return max(self.stop(score) if a == "stop" else self._known(c, score)
+                       for a, c in self.options(i, score))
+        if kind == TYRE:
+            return max(self._known(o, score) for _, o in self.table.options[i])
+        edges, loops = self._edges(i)
+        rest = mpq(0)
+        for d, j, p in edges:
+            rest += p * self._known(j, score + d)
+        return self._close(i, score, rest, loops)
+
+    def _close(self, i: int, score: int, rest: mpq, loops: tuple) -> mpq:
+        """The loops of chance node i closed exactly (policy.close_loops): x = r + sum q max(c, x)."""
+        if not loops:
+            return rest
+        always, pieces = mpq(0), []
+        for h, q in loops:
+            alternatives = [self.stop(score) if a == "stop" else self._known(c, score)
+                            for a, c in self.options(h, score) if c != i]
+            if not any(c == i for _, c in self.options(h, score)):
+                rest += q * max(alternatives)  # h never rolls i again here
+            elif alternatives:
+                pieces.append((max(alternatives), q))
+            else:
+                always += q
+        pieces.sort(key=lambda cq: cq[0])
+        above = sum((q * c for c, q in pieces), mpq(0))
+        below = always
+        best = (rest + above) / (1 - below)
+        for c, q in pieces:
+            above -= q * c
+            below += q
+            best = max(best, (rest + above) / (1 - below))
+        return best
+
+    def value(self, i: int, score: int) -> mpq:
+        """The exact value of node `i` at `score` under the objective's policy (Tarjan's order over the
+        pairs it needs, so that a cycle, which only rescues with YIELD make, is solved as one)."""
+        known = self._known(i, score)
+        if known is not None:
+            return known
+        counter = 0
+        number: dict[Pair, int] = {}
+        low: dict[Pair, int] = {}
+        stack: list[Pair] = []
+        on_stack: set[Pair] = set()
+
+        def push(v: Pair) -> None:
+            nonlocal counter
+            number[v] = low[v] = counter
+            counter += 1
+            stack.append(v)
+            on_stack.add(v)
+            work.append((v, iter(self._deps(*v))))
+
+        work: list = []
+        push((i, score))
+        while work:
+            v, deps = work[-1]
+            for w in deps:
+                if self._known(*w) is not None:
+                    continue
+                if w not in number:
+                    push(w)
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], number[w])
+            else:
+                work.pop()
+                if work:
+                    u = work[-1][0]
+                    low[u] = min(low[u], low[v])
+                if low[v] == number[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) == 1:  # (a pair never needs itself: rolls lead to decisions)
+                        self._values[v] = self._evaluate(*v)
+                    else:
+                        self._solve_component(component)
+        return self._values[(i, score)]
+
+    # -- cycles (rescues with YIELD) ------------------------------------------------------------------
+    def _form(self, w: Pair, inside: set) -> tuple[mpq, dict]:
+        """The value of pair `w` as a linear form (constant, {unknown: coefficient})."""
+        return (mpq(0), {w: mpq(1)}) if w in inside else (self._known(*w), {})
+
+    def _option_forms(self, i: int, score: int, inside: set) -> list[tuple[mpq, dict]]:
+        """The candidate options of decision or tyre node `i` as linear forms."""
+        if self.table.kind[i] == TYRE:
+            return [self._form((o, score), inside) for _, o in self.table.options[i]]
+        return [(self.stop(score), {}) if a == "stop" else self._form((c, score), inside)
+                for a, c in self.options(i, score)]
+
+    def _solve_component(self, component: list[Pair]) -> None:
+        """Values of a strongly connected set of pairs (only rescues with YIELD make one): policy
+        iteration, each policy an exact linear system, until no choice is strictly improved. The choices
+        are each decision's and tyre node's option, and each loop successor's (it may roll the chance
+        node again, or not)."""
+        inside = set(component)
+        points: dict = {}  # choice point -> (its options as forms, coefficient, the pair whose row it is in)
+        rows: dict[Pair, dict] = {v: {} for v in component}
+        consts: dict[Pair, mpq] = {v: mpq(0) for v in component}
+        for v in component:
+            i, score = v
+            if self.table.kind[i] == CHANCE:
+                edges, loops = self._edges(i)
+                for d, j, p in edges:
+                    c0, coef = self._form((j, score + d), inside)
+                    consts[v] += p * c0
+                    for w, a in coef.items():
+                        rows[v][w] = rows[v].get(w, mpq(0)) + p * a
+                for h, q in loops:
+                    points[(v, h)] = (self._option_forms(h, score, inside), q, v)
+            else:
+                points[v] = (self._option_forms(i, score, inside), mpq(1), v)
+        choice = {point: 0 for point in points}
+        while True:
+            a_rows = {v: dict(row) for v, row in rows.items()}
+            rhs = dict(consts)
+            for point, (forms, q, v) in points.items():
+                c0, coef = forms[choice[point]]
+                rhs[v] += q * c0
+                for w, a in coef.items():
+                    a_rows[v][w] = a_rows[v].get(w, mpq(0)) + q * a
+            x = solve_exact(a_rows, rhs)
+            improved = False
+            for point, (forms, _, _) in points.items():
+                values = [c0 + sum((a * x[w] for w, a in coef.items()), mpq(0)) for c0, coef in forms]
+                k = values.index(max(values))
+                if values[k] > values[choice[point]]:
+                    choice[point], improved = k, True
+            if not improved:
+                self._values.update(x)
+                return
+
+    # -- decisions ------------------------------------------------------------------------------------
+    def action_values(self, i: int, score: int) -> dict[str, mpq]:
+        """Every legal option of decision node `i` at `score` with its exact value."""
+        out = {"stop": self.stop(score)} if self.table.can_stop[i] else {}
+        for a, c in self.table.actions[i]:
+            out[a] = self.value(c, score)
+        return out
+
+    def best(self, i: int, score: int) -> str:
+        """The policy's action: the best option (exactly), stop on a tie with it, else the first in order."""
+        options = self.options(i, score)
+        if len(options) == 1:
+            return options[0][0]
+        values = {a: self.stop(score) if a == "stop" else self.value(c, score) for a, c in options}
+        top = max(values.values())
+        return next(a for a, v in values.items() if v == top)
+
+    def decision(self, i: int, score: int) -> str:
+        """The best option, or ``tie`` when two options share the best value exactly."""
+        options = self.options(i, score)
+        if len(options) == 1:
+            return options[0][0]
+        values = [self.stop(score) if a == "stop" else self.value(c, score) for a, c in options]
+        top = max(values)
+        return "tie" if values.count(top) > 1 else options[values.index(top)][0]
+
+    def give_up(self, i: int, score: int) -> str:
+        """Tyre node `i` at `score`: the brain the policy gives up (the first of the best)."""
+        values = [self.value(o, score) for _, o in self.table.options[i]]
+        return self.table.options[i][values.index(max(values))][0]
+
+    def _choice(self, i: int, score: int) -> int:
+        """The node the policy goes to from decision or tyre node `i` (-1: stop; memoised)."""
+        key = (i, score)
+        if key not in self._choices:
+            if self.table.kind[i] == TYRE:
+                values = [self.value(o, score) for _, o in self.table.options[i]]
+                self._choices[key] = self.table.options[i][values.index(max(values))][1]
+            else:
+                a = self.best(i, score)
+                self._choices[key] = -1 if a == "stop" else dict(self.table.actions[i])[a]
+        return self._choices[key]
+
+    # -- distributions --------------------------------------------------------------------------------
+    def score_distribution(self, i: int, score: int, action: str) -> dict[int, Fraction]:
+        """P(final turn score = k) if the player at decision node `i` takes `action` now (a roll) and then
+        follows the policy (memoised, LRU)."""
+        key = (i, score, action)
+        if key in self._distributions:
+            self._distributions.move_to_end(key)
+        else:
+            self._distributions[key] = self._forward(dict(self.table.actions[i])[action], score)
+            if len(self._distributions) > DISTRIBUTIONS_KEPT:
+                self._distributions.popitem(last=False)
+        return self._distributions[key]
+
+    def _forward(self, c0: int, score0: int) -> dict[int, Fraction]:
+        """Probability mass forward from chance node `c0` in the reverse of the sweep's order: blocks from
+        last to first, levels upwards, layers from last to first; a chance node's loops pass its mass on
+        at once (its throughput is the mass over ``1 - sum`` of the loops that roll it again); a cyclic
+        block is solved as a whole (`_forward_block`)."""
+        final: dict[int, mpq] = {}
+        pending: dict[tuple[int, int], dict[int, dict[int, mpq]]] = {}  # (block, score) -> layer -> mass
+        t = self.table
+
+        def add(i: int, score: int, mass: mpq) -> None:
+            if i < 0 or t.kind[i] == STOPPED:
+                final[score] = final.get(score, mpq(0)) + mass
+                return
+            b, k = self._place[i]
+            here = pending.setdefault((b, score), {}).setdefault(k, {})
+            here[i] = here.get(i, mpq(0)) + mass
+
+        def decide(i: int, score: int, mass: mpq) -> None:
+            if t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
+                final[score] = final.get(score, mpq(0)) + mass
+            else:
+                add(self._choice(i, score), score, mass)
+
+        def spread(c: int, score: int, mass: mpq) -> None:
+            edges, loops = self._edges(c)
+            back = sum((q for h, q in loops if self._choice(h, score) == c), mpq(0))
+            mass = mass / (1 - back) if back else mass
+            for h, q in loops:
+                if self._choice(h, score) != c:
+                    decide(h, score, mass * q)
+            for d, j, p in edges:
+                add(j, score + d, mass * p)
+            busted = mpq(t.bust[c], t.denominator[c])
+            if busted:
+                final[0] = final.get(0, mpq(0)) + mass * busted
+
+        add(c0, score0, mpq(1))
+        while pending:
+            key = max(pending, key=lambda bs: (bs[0], -bs[1]))
+            if t.cyclic[key[0]]:
+                self._forward_block(key[0], pending, add, decide, spread)
+                continue
+            layers = pending[key]
+            while layers:
+                for i, mass in layers.pop(max(layers)).items():
+                    if t.kind[i] == CHANCE:
+                        spread(i, key[1], mass)
+                    else:
+                        decide(i, key[1], mass)
+            del pending[key]
+        return {k: to_fraction(v) for k, v in sorted(final.items())}
+
+    def _forward_block(self, b: int, pending: dict, add, decide, spread) -> None:
+        """The mass entering cyclic block `b`, through it exactly: the pairs it can reach inside the block
+        under the policy, their throughputs ``t = m + P^T t`` solved as one sparse system, then passed on."""
+        t = self.table
+        entering: dict[Pair, mpq] = {}
+        for key in [k for k in pending if k[0] == b]:
+            for layer in pending.pop(key).values():
+                for i, mass in layer.items():
+                    entering[(i, key[1])] = entering.get((i, key[1]), mpq(0)) + mass
+        inflow: dict[Pair, dict[Pair, mpq]] = {}  # v -> {u: P(u -> v)}
+        out: dict[Pair, list] = {}  # u -> [(w outside the block or a final score, p)]
+        seen, todo = set(entering), list(entering)
+        while todo:
+            u = todo.pop()
+            i, score = u
+            moves: list[tuple[int, int, mpq]] = []  # (node or -1 for stop, score, p)
+            if t.kind[i] == CHANCE:
+                edges, loops = self._edges(i)
+                moves += [(j, score + d, p) for d, j, p in edges]
+                moves += [(h, score, q) for h, q in loops]
+                if t.bust[i]:
+                    moves.append((-2, 0, mpq(t.bust[i], t.denominator[i])))
+            elif t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
+                moves.append((-1, score, mpq(1)))
+            else:
+                moves.append((self._choice(i, score), score, mpq(1)))
+            out[u] = []
+            for j, s2, p in moves:
+                if j >= 0 and t.kind[j] != STOPPED and self._place[j][0] == b:
+                    inflow.setdefault((j, s2), {})[u] = p
+                    if (j, s2) not in seen:
+                        seen.add((j, s2))
+                        todo.append((j, s2))
+                else:
+                    out[u].append((j, s2, p))
+        rows = {v: inflow.get(v, {}) for v in sorted(seen, key=lambda v: (v[1], -self._place[v[0]][1]))}
+        through = solve_exact(rows, entering)
+        for u, moves in out.items():
+            for j, s2, p in moves:
+                if j == -2:
+                    add(-1, 0, through[u] * p)
+                else:
+                    add(j, s2, through[u] * p)
+
+
+def exact_bus_turn(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
+                   margin: int = CAP_MARGIN) -> ExactBusTurn:
+    """The exact values of one objective over a bus table (cached, however the arguments are passed)."""
+    return _exact_bus_turn(mode, recycle, objective, root, margin)
+
+
+@lru_cache(maxsize=16)
+def _exact_bus_turn(mode: str, recycle: str, objective: Objective, root: BusState | None, margin: int,
+                    ) -> ExactBusTurn:
+    return ExactBusTurn(bus_solve(mode, recycle, objective, root, margin))

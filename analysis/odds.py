@@ -2,6 +2,12 @@
 
 This is the one function the HTTP API, the CLI and the benchmarks call; it only gathers what
 roll.py (next roll), policy.py (float solution) and exact.py (exact values) compute.
+
+With the School Bus a position has more actions than roll and stop (``board``, ``stay``, ``get-off``):
+`Decision.actions` values every legal one, `Odds.next_rolls` gives each rolling action's exact next
+roll, and ``roll`` / `Odds.next_roll` / `Odds.score_distribution` describe the best of the rolling
+actions (`Decision.roll_action`). Tyre tracks on that roll: `Odds.give_up` says which brain the policy
+gives up, and what each choice is worth.
 """
 
 from __future__ import annotations
@@ -9,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .exact import exact_turn, to_fraction
+from .exact import exact_bus_turn, exact_turn, to_fraction
 from .policy import Objective, parse_objective
 from .position import FieldError, Position, PositionError
-from .roll import NextRoll, next_roll
-from .table import table_for
+from .roll import NextRoll, legal_actions, next_roll
+from .table import bus_table_for, table_for
 
-__all__ = ["Odds", "Decision", "odds", "TurnStartTooLarge", "NO_WHOLE_TURN"]
+__all__ = ["Odds", "Decision", "GiveUp", "odds", "TurnStartTooLarge", "NO_WHOLE_TURN"]
 
 # Modes whose whole-turn table (every dice state from the turn start) is too large to build here:
 # their positions are answered from the states the position reaches, which is small mid-turn.
@@ -34,29 +40,79 @@ class Decision:
     ``roll`` is the value of rolling now and then following the objective's policy; ``stop`` the
     value of stopping now (at the start of a turn stopping is not allowed: its value is reported
     for comparison and the action is always ``roll``). ``actions`` maps every action legal here to
-    its exact value: ``{"roll", "stop"}`` mid-turn, ``{"roll"}`` at the start of a turn (the School
-    Bus would add its decisions here, without changing the other fields).
+    its exact value: ``{"roll", "stop"}`` mid-turn, ``{"roll"}`` at the start of a turn; with the
+    School Bus the legal ones of ``stop``, ``roll``, ``board``, ``stay``, ``get-off``. ``action`` is
+    the best of them (``tie`` when two share the best value exactly); ``roll`` is then the value of the
+    best rolling action, named by ``roll_action``.
     """
 
-    action: str  # "roll", "stop" or "tie"
+    action: str  # "roll", "stop" or "tie" (School Bus: also "board", "stay", "get-off")
     objective: Objective
     roll: Fraction
     stop: Fraction
     actions: dict[str, Fraction] = field(default_factory=dict)  # every legal action -> its exact value
+    roll_action: str = "roll"  # the rolling action `roll` values (School Bus: the best one)
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    """Tyre tracks on the next roll (School Bus): one result of the roll, the brain the policy gives up,
+    and the exact value of every choice (`roll.give_up`: ``token``, a die's name, ``double:<die>``)."""
+
+    probability: Fraction
+    brains: int
+    shotguns: int
+    choice: str
+    choices: dict[str, Fraction]
 
 
 @dataclass(frozen=True)
 class Odds:
     position: Position
-    next_roll: NextRoll
+    next_roll: NextRoll  # of `decision.roll_action`
     decision: Decision
     score_distribution: dict[int, Fraction]  # final turn score -> probability, if rolling now
+    next_rolls: dict[str, NextRoll] = field(default_factory=dict)  # every rolling action -> its next roll
+    give_up: tuple[GiveUp, ...] = ()  # School Bus: tyre tracks on the next roll
+
+
+def _bus_odds(position: Position, objective: Objective) -> Odds:
+    """`odds` for a School Bus position: every legal action valued over the bus table."""
+    mode = position.game_mode
+    state = position.bus_state
+    root = None if mode.plain or position.turn_start else state
+    if root is None and position.mode in NO_WHOLE_TURN:
+        raise TurnStartTooLarge(f"the whole-turn table of mode {position.mode} is too large to solve; "
+                                "ask about a position after the first roll")
+    table = bus_table_for(position.mode, position.recycle, root)
+    if state not in table.index:
+        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
+                                                      f"{position.mode} with the School Bus")])
+    exact = exact_bus_turn(position.mode, position.recycle, objective, root)
+    i, score = table.index[state], position.score
+    values = {a: to_fraction(v) for a, v in exact.action_values(i, score).items()}
+    rolls = [a for a in legal_actions(mode, state) if a != "stop"]
+    best = max(rolls, key=lambda a: values[a])  # the first of the best, in ACTIONS order
+    decision = Decision(action=exact.decision(i, score), objective=objective, roll=values[best],
+                        stop=to_fraction(exact.stop(score)), actions=values, roll_action=best)
+    next_rolls = {a: next_roll(position, a) for a in rolls}
+    give_up = []
+    for t in next_rolls[best].transitions:
+        if t.choices:
+            worth = {g: to_fraction(exact.value(table.index[s], score + t.brains)) for g, s in t.choices}
+            top = max(worth.values())
+            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, next(g for g, v in worth.items() if v == top),
+                                  worth))
+    return Odds(position, next_rolls[best], decision, exact.score_distribution(i, score, best), next_rolls,
+                tuple(give_up))
 
 
 def odds(position: Position, objective: Objective | str = "expected-brains") -> Odds:
     """Exact next roll, decision and final-score distribution for `position`."""
     if isinstance(objective, str):
         objective = parse_objective(objective)
+    if position.school_bus:
+        return _bus_odds(position, objective)
     if position.game_mode.plain:
         table = table_for(position.mode, position.recycle)
         exact = exact_turn(position.mode, position.recycle, objective)
@@ -81,4 +137,5 @@ def odds(position: Position, objective: Objective | str = "expected-brains") -> 
         stop=stop,
         actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": stop},
     )
-    return Odds(position, next_roll(position), decision, exact.score_distribution(i, score))
+    roll_now = next_roll(position)
+    return Odds(position, roll_now, decision, exact.score_distribution(i, score), {"roll": roll_now})

@@ -35,6 +35,19 @@ Objectives:
 * ``reach:K``: ``S(T) = [T >= K]``, the probability of ending the turn with at least ``K`` brains.
   At ``T >= K`` stopping is worth 1 and rolling less; below ``K`` rolling is worth more than 0.
 * ``rule:N,S``: the fixed rule "stop at >= N brains or >= S shotguns", its expected score.
+
+School Bus (`bus_solve`, over a `BusTable`): a decision is worth ``max(S(T), its actions)`` (the turn
+start: its compulsory roll; a fixed rule: ``S`` where it stops, else its best action), a chance node
+(an action's roll) ``sum p * V(next)``, a tyre node the best brain to give up. A chance node's
+``loops`` (the rider who stays and comes back to a rider with the same piles, the hand of three
+footprints rolling three footprints) close in one step: ``x = r + sum_h q_h max(c_h, x)``, where
+``c_h`` is what ``h`` does instead of rolling ``x`` again, has the unique solution ``max_m x_m`` over
+the pieces ``x_m = (r + sum_{j >= m} q_j c_j) / (1 - sum_{j < m} q_j)`` of the ``c`` sorted (each piece
+is below the convex right-hand side, and the piece where the solution lies equals it). The same
+bounds apply: every chance node's ``m/q`` and the blocks' induction give ``top``. The sweep is a
+wavefront (level ``T`` of block ``b`` after level ``T + |min_delta|`` of block ``b - 1``), so only a
+few levels are held at once; what the exact values need is kept: at each level, which options of
+each decision are within 1e-9 of its best (`BusSolution.candidates`).
 """
 
 from __future__ import annotations
@@ -46,13 +59,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from .position import DiceState
-from .table import Table, table_for
+from .position import BusState, DiceState
+from .table import CHANCE, BusTable, Table, bus_table_for, table_for
 
-__all__ = ["Objective", "Solution", "solve", "sweep", "parse_objective", "MAX_REACH", "CAP_MARGIN", "stop_bound"]
+__all__ = ["Objective", "Solution", "solve", "sweep", "parse_objective", "MAX_REACH", "CAP_MARGIN", "stop_bound",
+           "BusSolution", "bus_solve", "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
 
 MAX_REACH = 40
 CAP_MARGIN = 60  # brains above floor(max C) that a capped (q = 0) table still solves exactly
+CANDIDATE_MARGIN = 1e-9  # options this close to the best are settled in exact arithmetic (exact.MARGIN)
+MAX_PASSES = 60  # sweeps of a bus table with rescues and YIELD, each from the last one's values
+PASS_TOLERANCE = 1e-14  # ... until no value read across a pass moves by more (relative to the top score)
 
 
 @dataclass(frozen=True)
@@ -218,3 +235,227 @@ def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None 
         forced = (scores >= objective.target) | (table.shotguns[None, :] >= objective.shotguns)
     roll, value = sweep(table, stop, top, forced)
     return Solution(table, objective, top, roll, value, capped)
+
+
+# -- School Bus ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class BusSolution:
+    """A solved objective over a `BusTable`: per level ``T <= top``, the decision nodes whose best option
+    is not certainly ``stop`` and the bitmask of their options within `CANDIDATE_MARGIN` of the best (bit
+    0: stop, bit ``k``: the ``k``-th of ``table.actions[i]``); every other decision stops. Above ``top``
+    every decision stops."""
+
+    table: BusTable
+    objective: Objective
+    top: int
+    candidate_nodes: tuple[np.ndarray, ...]  # per level: sorted decision nodes
+    candidate_masks: tuple[np.ndarray, ...]  # per level: their masks
+    root_values: np.ndarray  # float value of node 0 (the root) per level 0..top
+    capped: bool = False
+    passes: int = 1
+
+    def candidates(self, i: int, score: int) -> int:
+        """The bitmask of the options of decision node `i` at `score` worth within 1e-9 of its best."""
+        if score > self.top or score < 0:
+            return 1
+        nodes = self.candidate_nodes[score]
+        k = int(np.searchsorted(nodes, i))
+        return int(self.candidate_masks[score][k]) if k < len(nodes) and nodes[k] == i else 1
+
+
+def close_loops(r: np.ndarray, q: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Per row, the solution of ``x = r + sum_k q_k max(c_k, x)`` (``c`` may be -inf: ``x`` always).
+
+    The largest of the affine pieces' fixed points, the ``c`` sorted (module docstring)."""
+    big = np.where(np.isneginf(c), -1e300, np.where(q > 0, c, 0.0))
+    order = np.argsort(big, axis=1)
+    cs = np.take_along_axis(big, order, axis=1)
+    qs = np.take_along_axis(q, order, axis=1)
+    below = np.concatenate([np.zeros((len(r), 1)), np.cumsum(qs, axis=1)], axis=1)  # sum_{j < m} q_j
+    qc = qs * cs
+    above = np.concatenate([np.cumsum(qc[:, ::-1], axis=1)[:, ::-1], np.zeros((len(r), 1))], axis=1)
+    return ((r[:, None] + above) / (1 - below)).max(axis=1)
+
+
+def bus_stop_bound(table: BusTable) -> tuple[float, bool]:
+    """`stop_bound` over a bus table's blocks: ``max m/q`` over its chance nodes and the bounds of the
+    blocks its nodes lead to (less the brains on the way); whether some chance node cannot bust.
+
+    In floats: the solvers take ``floor(bound + 1e-6)``, so a bound a rounding error below an integer
+    only adds a level where every decision stops anyway."""
+    bounds = bus_block_bounds(table)
+    finite = bounds[np.isfinite(bounds)]
+    return float(finite.max(initial=0.0)), bool(np.isinf(bounds).any())
+
+
+def bus_block_bounds(table: BusTable) -> np.ndarray:
+    """Per block, a score above which every decision of the block stops (`bus_stop_bound`): inf for a
+    block with a roll that cannot bust (or that leads to one). A block with rolls to its own lower
+    levels (``table.cyclic``) escapes the induction: `bus_solve` checks its result instead."""
+    block_of = table.block_of
+    src, dst, delta = [], [], []
+    for d, m in table.matrices.items():
+        coo = m.tocoo()
+        src.append(coo.row)
+        dst.append(coo.col)
+        delta.append(np.full(coo.nnz, d))
+    for links in (table.actions, table.options):
+        pairs = np.array([(i, j) for i, row in enumerate(links) for _, j in row], dtype=int).reshape(-1, 2)
+        src.append(pairs[:, 0])
+        dst.append(pairs[:, 1])
+        delta.append(np.zeros(len(pairs), dtype=int))
+    src, dst, delta = np.concatenate(src), np.concatenate(dst), np.concatenate(delta)
+    cross = (block_of[dst] >= 0) & (block_of[dst] != block_of[src])
+    src, dst, delta = src[cross], dst[cross], delta[cross]
+    chance = table.kind == CHANCE
+    safe = np.where(table.bust_f > 0, table.bust_f, 1)
+    ratio = np.where(chance, np.where(table.bust_f > 0, table.gain_f / safe, np.inf), 0.0)
+    bounds = np.zeros(len(table.blocks))
+    for b in range(len(table.blocks)):
+        here = block_of == b
+        out = here[src]
+        c = max(0.0, float(ratio[here].max(initial=0.0)))
+        if out.any():
+            c = max(c, float((bounds[block_of[dst[out]]] - delta[out]).max()))
+        bounds[b] = c
+    return bounds
+
+
+def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray, back: np.ndarray,
+              tops: np.ndarray | None = None) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
+    """The backward induction over a bus table (module docstring), as a wavefront over (block, level).
+
+    A roll to a lower level of its own block (``table.back_nodes``, rescues with YIELD) reads that
+    level's value from `back` (per level, per back node: the previous pass, or a lower bound); the
+    values the pass computes there are returned for the next. Above ``tops[b]`` (block ``b``'s bound)
+    every decision of block ``b`` stops and its rolls are worth less: they are not computed (a roll is
+    then worth -inf to the decisions that read it). Returns, per level, the decision nodes with
+    candidates other than stop alone and their masks, the root's value per level, and `back`."""
+    n = len(table)
+    blocks = len(table.blocks)
+    lag = max(1, -table.min_delta)
+    levels: dict[int, np.ndarray] = {}
+    rule = objective.kind == "rule"
+    targets = table.back_nodes
+    after = back.copy()
+
+    def level(t: int) -> np.ndarray:
+        if t not in levels:
+            v = np.full(n + 1, stop[t])
+            v[n] = -np.inf  # the sentinel padding every gather
+            v[targets] = back[t]
+            levels[t] = v
+        return levels[t]
+
+    nodes_at: list[list[np.ndarray]] = [[] for _ in range(top + 1)]
+    masks_at: list[list[np.ndarray]] = [[] for _ in range(top + 1)]
+    root = np.zeros(top + 1)
+    arrays = table.layer_arrays
+    rolls = [np.flatnonzero((table.block_of == b) & (table.kind == CHANCE)) for b in range(blocks)]
+    for key in range(top, -(blocks - 1) * lag - 1, -1):
+        for b in range(blocks):
+            t = key + b * lag
+            if not 0 <= t <= top:
+                continue
+            here = level(t)
+            if tops is not None and t > tops[b]:
+                here[rolls[b]] = -np.inf
+                continue
+            s = stop[t]
+            for entry in arrays[b]:
+                chance = entry["chance"]
+                if len(chance):
+                    rest = np.zeros(len(chance))
+                    for d, m in entry["mats"]:
+                        if 0 <= t + d < len(stop):
+                            rest += m @ level(t + d)
+                    if "loops" in entry:
+                        succ, q, other = entry["loops"]
+                        c = here[other].max(axis=2)
+                        stops = table.can_stop[np.minimum(succ, n - 1)] & (succ < n)
+                        if rule:
+                            forced = (t >= objective.target) | (table.shotguns[np.minimum(succ, n - 1)]
+                                                                >= objective.shotguns)
+                            rest = rest + (q * (stops & forced)).sum(axis=1) * s
+                            q = np.where(stops & forced, 0.0, q)
+                            stops = stops & ~forced
+                        c = np.where(stops, np.maximum(c, s), c)
+                        rest = close_loops(rest, q, c)
+                    here[chance] = rest
+                decision = entry["decision"]
+                if len(decision):
+                    acts = here[entry["actions"]]
+                    best = acts.max(axis=1)
+                    can = table.can_stop[decision]
+                    if rule:
+                        forced = (t >= objective.target) | (table.shotguns[decision] >= objective.shotguns)
+                        value = np.where(forced & can, s, best)
+                        take = np.where(forced & can, 1, 0)
+                    else:
+                        value = np.where(can, np.maximum(best, s), best)
+                        take = np.zeros(len(decision), dtype=int)
+                    tol = CANDIDATE_MARGIN * max(1.0, abs(s))
+                    free = take == 0
+                    mask = np.where(free & can & (s >= value - tol) & (not rule), 1, take)
+                    for k in range(acts.shape[1]):
+                        mask |= np.where(free & (acts[:, k] >= value - tol), 2 << k, 0)
+                    here[decision] = value
+                    keep = mask != 1
+                    if keep.any():
+                        nodes_at[t].append(decision[keep])
+                        masks_at[t].append(mask[keep].astype(np.int8))
+                tyre = entry["tyre"]
+                if len(tyre):
+                    here[tyre] = here[entry["options"]].max(axis=1)
+            if b == table.block_of[0]:
+                root[t] = here[0]
+        for t in [t for t in levels if t > key + table.max_delta + (blocks - 1) * lag + lag]:
+            after[t] = levels.pop(t)[targets]
+    for t, v in levels.items():
+        after[t] = v[targets]
+    nodes, masks = [], []
+    for t in range(top + 1):
+        if nodes_at[t]:
+            a, m = np.concatenate(nodes_at[t]), np.concatenate(masks_at[t])
+            order = np.argsort(a)
+            nodes.append(a[order])
+            masks.append(m[order])
+        else:
+            nodes.append(np.zeros(0, dtype=int))
+            masks.append(np.zeros(0, dtype=np.int8))
+    return nodes, masks, root, after
+
+
+def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
+              margin: int = CAP_MARGIN) -> BusSolution:
+    """Solve one objective over every School Bus node of a mode, or every node `root` reaches (cached)."""
+    return _bus_solve(mode, recycle, objective, root, margin)
+
+
+@lru_cache(maxsize=16)
+def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None, margin: int) -> BusSolution:
+    table = bus_table_for(mode, recycle, root)
+    if objective.kind in ("reach", "rule"):
+        top, capped = objective.target - 1, False
+    else:
+        bound, capped = bus_stop_bound(table)
+        top = int(np.floor(bound + 1e-6)) + (margin if capped else 0)
+        if table.back_nodes.size and not capped:
+            top += 2 * -table.min_delta  # checked below: nothing rolls above floor(bound)
+    stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
+    back = np.repeat(stop[:, None], table.back_nodes.size, axis=1)
+    tops = None
+    if objective.kind == "expected-brains" and not any(table.cyclic):
+        tops = np.minimum(top, np.floor(bus_block_bounds(table) + 1e-6))
+    passes, change = 0, np.inf
+    while change > PASS_TOLERANCE * max(1.0, float(np.abs(stop).max())):
+        if passes == MAX_PASSES:
+            raise ArithmeticError(f"no convergence in {MAX_PASSES} passes (last change {change:.3g})")
+        nodes, masks, root_values, after = bus_sweep(table, objective, top, stop, back, tops)
+        change = float(np.abs(after - back).max(initial=0.0))
+        back, passes = after, passes + 1
+    if table.back_nodes.size and objective.kind == "expected-brains" and not capped:
+        rolling = [t for t in range(int(np.floor(bound + 1e-6)) + 1, top + 1) if len(nodes[t])]
+        if rolling:
+            raise ArithmeticError(f"decisions roll above the bound at levels {rolling}: raise the margin")
+    return BusSolution(table, objective, top, tuple(nodes), tuple(masks), root_values, capped, passes)

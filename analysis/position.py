@@ -5,6 +5,11 @@ plus the brains already noted when the cup ran out (`banked`). The cup is derive
 it cannot disagree with the rest. A position that no sequence of legal rolls can produce is
 rejected with every offending field and the reason; nothing is ever silently corrected (the only
 normalisation is sorting each pile into the mode's die order, which changes no meaning).
+
+With the School Bus (``school_bus=True``, RULES.md section 3) a position also says what the bus left:
+brain and shotgun tokens, whether the player rides the bus, whether the bus is out for the turn.
+Whether this is the turn's first roll is derived (`first_roll`: nothing rolled yet; every later roll
+leaves at least one die out of the cup). The engine sees such a position as a `BusState`.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from typing import NamedTuple
 
 from .dice import EFFECTS, MODES, Mode
 
-__all__ = ["Position", "PositionError", "FieldError", "DiceState", "RECYCLE_VARIANTS", "MAX_BANKED",
-           "banked_reachable", "min_noted"]
+__all__ = ["Position", "PositionError", "FieldError", "DiceState", "BusState", "RECYCLE_VARIANTS", "MAX_BANKED",
+           "BUS_PHASES", "banked_reachable", "min_noted"]
 
 RECYCLE_VARIANTS = ("before-draw", "draw-then-recycle")
 # A turn that noted more than this many brains has probability far below 1e-100: we call it absurd.
@@ -63,6 +68,34 @@ class DiceState(NamedTuple):
         return mode.bust_at + sum(EFFECTS[e].bust_bonus for e in self.effects)
 
 
+BUS_PHASES = ("ready", "riding", "out")
+
+
+class BusState(NamedTuple):
+    """A School Bus position as the engine sees it: the dice, plus what the bus adds (RULES.md 3).
+
+    ``phase``: ``ready`` (not boarded yet this turn: the bus may be boarded whenever new dice are drawn,
+    from the second roll on), ``riding``, or ``out`` (got off, or tyre tracks: ordinary dice only).
+    ``tokens``: 1 when the turn holds a brain token that tyre tracks could take, else 0. The number of
+    brain tokens is part of the turn's score (the solvers' second index); only whether there is one
+    changes what a roll can do, and only while the bus can still show tyre tracks, so it is 0 once the
+    bus is out. ``shotguns``: shotgun tokens, which count toward the bust with the shotgun pile.
+    """
+
+    dice: DiceState
+    phase: str = "ready"
+    tokens: int = 0
+    shotguns: int = 0
+
+    @property
+    def shotgun_count(self) -> int:
+        """Shotguns toward the bust: the pile's (a double counts 2) plus the shotgun tokens."""
+        return self.dice.shotgun_count + self.shotguns
+
+    def bust_at(self, mode: Mode) -> int:
+        return self.dice.bust_at(mode)
+
+
 @dataclass(frozen=True)
 class FieldError:
     field: str
@@ -106,6 +139,12 @@ class Position:
     that show a double brain (Hunk, Santa), ``double_shotguns`` the dice of ``shotguns`` that show a
     double shotgun (Hunk), ``effects`` Santa's effects in force (``energy-drink``, ``helmet``: his die
     is then set aside), ``kept_out`` the dice kept out of the cup by a recycling (Santa).
+
+    School Bus fields (RULES.md section 3; all rejected without ``school_bus``): ``bus_brains`` and
+    ``bus_shotguns`` are the tokens taken from the bus this turn (unlimited; brain tokens score like
+    brains, shotgun tokens count toward the bust), ``riding`` says the player rides the bus, ``bus_out``
+    that the bus is out for the rest of the turn (got off, or tyre tracks). Neither riding nor out means
+    the player has not boarded yet (and so holds no token).
     """
 
     mode: str = "original"
@@ -118,7 +157,13 @@ class Position:
     double_shotguns: tuple[str, ...] = ()
     effects: tuple[str, ...] = ()
     kept_out: tuple[str, ...] = ()
+    school_bus: bool = False
+    bus_brains: int = 0
+    bus_shotguns: int = 0
+    riding: bool = False
+    bus_out: bool = False
     _state: DiceState = field(init=False, repr=False, compare=False)
+    _bus: BusState | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         errors: list[FieldError] = []
@@ -173,6 +218,7 @@ class Position:
             errors.append(FieldError("banked", "cannot be negative"))
         elif banked > MAX_BANKED:
             errors.append(FieldError("banked", f"{banked} brains noted in one turn is absurd (limit {MAX_BANKED})"))
+        errors += self._bus_fields()
         if errors:
             raise PositionError(errors)
 
@@ -192,9 +238,9 @@ class Position:
         if self.kept_out and not banked:
             errors.append(FieldError("kept_out", "dice are kept out only by a recycling, which notes brains; "
                                      "banked is 0"))
-        for effect in owners:
+        for effect in owners:  # (with the School Bus, YIELD can still turn such a die's shotgun into footprints)
             for die in EFFECTS[effect].converts:
-                if piles["footprints"][die]:
+                if piles["footprints"][die] and not self.school_bus:
                     errors.append(FieldError("footprints", f"{die} footprints count as brains while the {effect} "
                                              f"is in force: no {die} die stays in hand"))
         bust_at = mode.bust_at + sum(EFFECTS[e].bust_bonus for e in owners)
@@ -206,22 +252,27 @@ class Position:
         if shots >= bust_at:
             errors.append(FieldError("shotguns", f"{shots} shotguns: the turn is already over (bust at "
                                      f"{bust_at})"))
+        elif shots + self.bus_shotguns >= bust_at:
+            errors.append(FieldError("bus_shotguns", f"{shots} shotgun(s) and {self.bus_shotguns} shotgun "
+                                     f"token(s): the turn is already over (bust at {bust_at})"))
         out = hand + len(self.brains) + len(self.shotguns) + sum(aside.values())
+        errors += self._bus_dice(mode, out, hand)
         least = mode.dice_per_roll - mode.max_rescued
-        if 0 < out < least:
+        boarded = self.riding or self.bus_out  # a bus roll sets out only 2 dice, and may send dice back
+        if 0 < out < least and not boarded:
             errors.append(FieldError("footprints", f"only {out} dice out of the cup, but every roll sets out "
                                      f"{least if mode.plain else f'at least {least}'}: no roll leads here"))
         if out == 0 and banked:
             errors.append(FieldError("banked", "brains are noted only when the cup runs out mid-turn, which "
                                      "leaves dice out of the cup; none are"))
-        elif not errors and mode.plain and not banked_reachable(banked, shots, out, mode.total_dice,
-                                                                mode.dice_per_roll):
+        elif not errors and mode.plain and not self.school_bus and not banked_reachable(
+                banked, shots, out, mode.total_dice, mode.dice_per_roll):
             errors.append(FieldError("banked", f"no sequence of recyclings notes exactly {banked} brains and "
                                      f"leaves {out} dice out with {shots} shotgun(s): a recycling notes "
                                      f"{mode.total_dice - mode.dice_per_roll + 1 - shots} to "
                                      f"{mode.total_dice} brains, and every roll after it sets out "
                                      f"{mode.dice_per_roll} dice"))
-        elif not errors and not mode.plain and 0 < banked < (least_noted := min_noted(mode)):
+        elif not errors and (self.school_bus or not mode.plain) and 0 < banked < (least_noted := min_noted(mode)):
             errors.append(FieldError("banked", f"a recycling notes at least {least_noted} brains in mode "
                                      f"{mode.name} (the cup runs out only when that many brain dice are set "
                                      "aside)"))
@@ -235,6 +286,56 @@ class Position:
                                 for p in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns")),
                               tuple(aside[d] for d in mode.die_names), self.effects)
         object.__setattr__(self, "_state", state)
+        bus = None
+        if self.school_bus:
+            phase = "riding" if self.riding else "out" if self.bus_out else "ready"
+            bus = BusState(state, phase, int(self.bus_brains > 0 and phase != "out"), self.bus_shotguns)
+        object.__setattr__(self, "_bus", bus)
+
+    def _bus_fields(self) -> list[FieldError]:
+        """The School Bus fields' types and ranges, and that none is used without ``school_bus``."""
+        errors = []
+        for name in ("school_bus", "riding", "bus_out"):
+            if not isinstance(getattr(self, name), bool):
+                errors.append(FieldError(name, "must be true or false"))
+        for name, what in (("bus_brains", "brain"), ("bus_shotguns", "shotgun")):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                errors.append(FieldError(name, f"must be a whole number of {what} tokens"))
+            elif value < 0:
+                errors.append(FieldError(name, "cannot be negative"))
+            elif value > MAX_BANKED:
+                errors.append(FieldError(name, f"{value} {what} tokens in one turn is absurd (limit {MAX_BANKED})"))
+        if errors or self.school_bus:
+            return errors
+        for name, default in (("bus_brains", 0), ("bus_shotguns", 0), ("riding", False), ("bus_out", False)):
+            if getattr(self, name) != default:
+                errors.append(FieldError(name, f"{name} without school_bus: only the School Bus has bus tokens, "
+                                         "riding and a bus out"))
+        return errors
+
+    def _bus_dice(self, mode: Mode, out: int, hand: int) -> list[FieldError]:
+        """What the bus fields say against the dice: the first roll is ordinary, tokens come from the bus."""
+        if not self.school_bus:
+            return []
+        errors = []
+        if self.riding and self.bus_out:
+            errors.append(FieldError("bus_out", "riding and bus_out cannot both be true: getting off (or tyre "
+                                     "tracks) puts the bus out and ends the ride"))
+        if out == 0:
+            for name in ("bus_brains", "bus_shotguns", "riding", "bus_out"):
+                if getattr(self, name):
+                    errors.append(FieldError(name, "nothing is rolled yet, and the first roll of a turn is "
+                                             "always 3 ordinary dice: no bus before it"))
+        elif not (self.riding or self.bus_out):
+            for name in ("bus_brains", "bus_shotguns"):
+                if getattr(self, name):
+                    errors.append(FieldError(name, "tokens come only from the bus, and a player who has not "
+                                             "boarded yet (riding and bus_out false) has never rolled it"))
+        if self.riding and hand > mode.dice_per_roll - 1:
+            errors.append(FieldError("footprints", f"{hand} footprint dice in hand while riding, but the bus "
+                                     f"rolls with {mode.dice_per_roll - 1} ordinary dice"))
+        return errors
 
     @staticmethod
     def _double_faces(mode: Mode, piles: dict[str, Counter]) -> list[FieldError]:
@@ -263,27 +364,55 @@ class Position:
         return dict(zip(self.game_mode.die_names, self._state.cup(self.game_mode)))
 
     @property
+    def bus_state(self) -> BusState:
+        """The engine's view of a School Bus position (ValueError without ``school_bus``)."""
+        if self._bus is None:
+            raise ValueError("not a School Bus position (school_bus is false)")
+        return self._bus
+
+    @property
     def score(self) -> int:
-        """Brains of the turn so far: noted plus the brain pile (a double brain counts 2)."""
-        return self.banked + len(self.brains) + len(self.double_brains)
+        """Brains of the turn so far: noted plus the brain pile (a double brain counts 2) plus brain tokens."""
+        return self.banked + len(self.brains) + len(self.double_brains) + self.bus_brains
 
     @property
     def turn_start(self) -> bool:
         """Nothing rolled yet: the first roll is compulsory."""
         return not (self.footprints or self.brains or self.shotguns or self.effects or self.kept_out)
 
+    @property
+    def first_roll(self) -> bool:
+        """The next roll is the turn's first (always 3 ordinary dice, with or without the bus): the same as
+        `turn_start`, since every later roll leaves a die out of the cup."""
+        return self.turn_start
+
     @classmethod
-    def from_state(cls, mode: Mode, state: DiceState, banked: int = 0, recycle: str = "before-draw") -> Position:
+    def from_state(cls, mode: Mode, state: DiceState, banked: int = 0, recycle: str = "before-draw",
+                   **bus: object) -> Position:
+        """The position of a dice state (School Bus fields, if any, as keywords)."""
         def names(counts: tuple[int, ...]) -> tuple[str, ...]:
             return tuple(d for d, n in zip(mode.die_names, counts) for _ in range(n))
 
         if not state.aside:
-            return cls(mode.name, names(state.hand), names(state.brains), names(state.shotguns), banked, recycle)
+            return cls(mode.name, names(state.hand), names(state.brains), names(state.shotguns), banked, recycle,
+                       **bus)
         aside = list(names(state.aside))
         for effect in state.effects:
             aside.remove(next(d.name for d in mode.dice if any(f.effect == effect for f in d.faces)))
         return cls(mode.name, names(state.hand), names(state.brains), names(state.shotguns), banked, recycle,
-                   names(state.double_brains), names(state.double_shotguns), state.effects, tuple(aside))
+                   names(state.double_brains), names(state.double_shotguns), state.effects, tuple(aside), **bus)
+
+    @classmethod
+    def from_bus_state(cls, mode: Mode, state: BusState, banked: int = 0, recycle: str = "before-draw",
+                       bus_brains: int | None = None) -> Position:
+        """The School Bus position of `state`; `bus_brains` defaults to the state's token flag (0 or 1)."""
+        tokens = state.tokens if bus_brains is None else bus_brains
+        if state.phase != "out" and int(tokens > 0) != state.tokens:
+            raise PositionError([FieldError("bus_brains", f"{tokens} brain tokens but the state says "
+                                            f"{'some' if state.tokens else 'none'}")])
+        return cls.from_state(mode, state.dice, banked, recycle, school_bus=True, bus_brains=tokens,
+                              bus_shotguns=state.shotguns, riding=state.phase == "riding",
+                              bus_out=state.phase == "out")
 
 
 def min_noted(mode: Mode) -> int:

@@ -26,6 +26,19 @@ die's distinct faces, then resolve the faces in small steps, each a function of 
 Recycling keeps dice with ``stays_out`` (Santa) out of the cup; their brains are noted. In these modes
 a transition's ``brains`` is the change of the turn's score (negative when a rescue takes more back
 than the roll shows); ``rescued`` counts the brains a rescue took back from the pile.
+
+School Bus (RULES.md section 3, any mode) adds actions (`legal_actions`): from a `BusState` a roll is
+``roll`` (ordinary dice), ``board`` (the bus replaces one new die), ``stay`` (riding: the footprint
+dice go back into the cup, the bus rolls with 2 new dice) or ``get-off`` (riding: the bus is out, an
+ordinary roll with the footprint dice). `bus_transitions` gives each one's exact distribution. A bus
+roll takes the same draw (of 2 ordinary dice) and the same Double Feature steps, then one more step,
+`bus_step`, for the bus die's face: tokens, STOP, YIELD (shotguns of the roll become footprints), DEAD
+END (footprints become single brains), tyre tracks (a brain given up, `give_up`, and the bus out).
+Double Feature effects therefore resolve before School Bus effects. A transition then says which bus
+face showed (``bus``), the brain tokens it gave (``tokens``), whether STOP ended the turn
+(``stopped``), and for tyre tracks the brains the player may give up (``choices``: the player picks
+one; every choice loses exactly one brain, or nothing when the turn has none to lose, so ``brains``
+does not depend on it).
 """
 
 from __future__ import annotations
@@ -33,15 +46,20 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
-from math import comb, factorial
+from functools import cache, lru_cache
+from math import comb, factorial, lcm
 from operator import add, sub
+from typing import NamedTuple
 
-from .dice import BRAIN, EFFECTS, Die, Face, Mode
-from .position import DiceState, Position
+from .dice import BRAIN, BUS, EFFECTS, Die, Face, Mode
+from .position import BusState, DiceState, Position
 
 __all__ = ["Transition", "NextRoll", "transitions", "next_roll", "draws", "needs_recycling", "set_aside", "convert",
-           "rescue", "settle", "recycled"]
+           "rescue", "settle", "recycled", "ACTIONS", "legal_actions", "default_action", "bus_transitions", "bus_step",
+           "give_up", "bus_results", "TyreTracks"]
+
+# Every action a player may take between two rolls (which ones are legal depends on the position).
+ACTIONS = ("stop", "roll", "board", "stay", "get-off")
 
 
 @dataclass(frozen=True)
@@ -55,6 +73,11 @@ class Transition:
     state: DiceState | None  # the dice afterwards; None on a bust (the turn is over)
     banked: int  # brains noted by recycling before this roll (0 if the cup did not run out)
     rescued: int = 0  # brains a rescue took back from the brain pile (Double Feature)
+    # School Bus (a bus roll, or any roll of a School Bus position; ``state`` is then a `BusState`):
+    tokens: int = 0  # brain tokens the bus gave on this roll (counted in ``brains``)
+    bus: str = ""  # the bus die's face ("" if the bus was not rolled)
+    stopped: bool = False  # the bus showed STOP: the turn is over and scores (state None)
+    choices: tuple[tuple[str, BusState], ...] = ()  # tyre tracks: (brain given up, state after) per choice
 
 
 @dataclass(frozen=True)
@@ -68,14 +91,26 @@ class NextRoll:
     expected_brains: Fraction
     recycles: bool
 
-    def results(self) -> list[tuple[Fraction, Position | None]]:
-        """Each resulting position (None for a bust) with its exact probability."""
+    action: str = "roll"
+
+    def results(self) -> list[tuple[Fraction, Position | tuple[Position, ...] | None]]:
+        """Each resulting position with its exact probability: None when the turn is over (a bust; with the
+        School Bus also STOP), and for tyre tracks the tuple of positions the player chooses among."""
         p = self.position
-        return [
-            (t.probability, None if t.bust else Position.from_state(p.game_mode, t.state, p.banked + t.banked,
-                                                                     p.recycle))
-            for t in self.transitions
-        ]
+        if not p.school_bus:
+            return [
+                (t.probability, None if t.bust else Position.from_state(p.game_mode, t.state, p.banked + t.banked,
+                                                                         p.recycle))
+                for t in self.transitions
+            ]
+
+        def at(t: Transition, state: BusState, given_up: str = "") -> Position:
+            tokens = p.bus_brains + t.tokens - (given_up == "token") + given_up.startswith("double:")
+            return Position.from_bus_state(p.game_mode, state, p.banked + t.banked, p.recycle, tokens)
+
+        return [(t.probability, None if t.bust or t.stopped else
+                 tuple(at(t, s, g) for g, s in t.choices) if t.choices else at(t, t.state))
+                for t in self.transitions]
 
 
 def draws(cup: tuple[int, ...], n: int) -> list[tuple[tuple[int, ...], Fraction]]:
@@ -281,6 +316,29 @@ def recycled(mode: Mode, state: DiceState) -> DiceState:
     return state._replace(brains=zero, double_brains=zero, aside=tuple(map(add, state.aside, keep)))
 
 
+def _draw_plan(mode: Mode, state: DiceState, need: int, recycle: str,
+               ) -> tuple[DiceState, int, list[tuple[tuple[int, ...], int]], int]:
+    """The draw of `need` new dice (section 1, steps 4-5): the dice after any recycling, the brains it
+    noted, every composition of the dice drawn with its number of ways, and the total number of ways.
+
+    When the cup holds fewer than `need` dice the brain pile is noted and its dice go back into the cup
+    (dice that stay out, Santa, are set aside), before the draw or after the cup's last dice."""
+    cup = state.cup(mode)
+    if sum(cup) >= need:
+        return state, 0, _draw_ways(cup, need), comb(sum(cup), need)
+    if state.aside:
+        pile = recycled(mode, state)
+        back = tuple(b - (a1 - a0) for b, a0, a1 in zip(state.brains, state.aside, pile.aside))
+        banked = state.pile_brains
+    else:  # the base game's states: every brain die goes back, each showed one brain
+        pile, back, banked = state._replace(brains=tuple(0 for _ in cup)), state.brains, sum(state.brains)
+    if recycle == "before-draw":
+        return pile, banked, _draw_ways(tuple(map(add, cup, back)), need), comb(sum(cup) + sum(back), need)
+    need_more = need - sum(cup)
+    drawn = [(tuple(map(add, cup, take)), w) for take, w in _draw_ways(back, need_more)]
+    return pile, banked, drawn, comb(sum(back), need_more)
+
+
 @cache
 def _face_rolls(die: Die, m: int) -> tuple[tuple[tuple[tuple[Face, int], ...], int], ...]:
     """Every way `m` dice of one kind can fall, as (face, count) pairs, with the number of the
@@ -335,62 +393,262 @@ def _outcomes(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], bra
 
 
 @cache
+def _summed(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], brains: tuple[int, ...],
+            double_brains: tuple[int, ...]) -> tuple[tuple[tuple, int, int, int, int], ...]:
+    """`_outcomes`, each with the shotguns it shows, its change of the pile's brains (rescues included)
+    and the rise of the bust threshold by the effects it puts in force: (result, ways, those three)."""
+    return tuple((key, ways, sum(key[3]) + sum(key[4]), sum(key[1]) + sum(key[2]) + sum(key[7]) + sum(key[8]),
+                  sum(EFFECTS[e].bust_bonus for e in key[6] if e not in effects))
+                 for key, ways in _outcomes(mode, rolled, effects, brains, double_brains))
+
+
+@cache
 def _rescuable(mode: Mode) -> tuple[bool, ...]:
     return tuple(die.name in {b for _, b in mode.rescues} for die in mode.dice)
 
 
 def _special_transitions(mode: Mode, state: DiceState, recycle: str) -> tuple[Transition, ...]:
     """`transitions` for Double Feature modes: the same draw, then the faces resolved step by step."""
-    need = mode.dice_per_roll - sum(state.hand)
-    cup = state.cup(mode)
-    banked = 0
-    pile = state
-    if sum(cup) >= need:
-        drawn = _draw_ways(cup, need)
-        pool = sum(cup)
-    else:
-        banked = state.pile_brains
-        pile = recycled(mode, state)
-        back = tuple(b - (a1 - a0) for b, a0, a1 in zip(state.brains, state.aside, pile.aside))
-        if recycle == "before-draw":
-            pool = sum(cup) + sum(back)
-            drawn = _draw_ways(tuple(map(add, cup, back)), need)
-        else:
-            need_more = need - sum(cup)
-            pool = sum(back)
-            drawn = [(tuple(map(add, cup, take)), w) for take, w in _draw_ways(back, need_more)]
-            need = need_more
-    denominator = comb(pool, need) * len(mode.dice[0].faces)**mode.dice_per_roll
+    pile, banked, drawn, ways = _draw_plan(mode, state, mode.dice_per_roll - sum(state.hand), recycle)
+    denominator = ways * len(mode.dice[0].faces)**mode.dice_per_roll
     merged: dict[tuple, int] = {}
-    before = pile.pile_brains
     mask = _rescuable(mode)
     rescuable = tuple(b if m else 0 for b, m in zip(pile.brains, mask))
     doubles = tuple(d if m else 0 for d, m in zip(pile.double_brains, mask))
     bust_before = pile.bust_at(mode) - pile.shotgun_count
     for take, w_draw in drawn:
         rolled = tuple(map(add, state.hand, take))
-        for (hand, b, d, s, ds, aside, effects, rb, rd, lost), w_roll in _outcomes(mode, rolled, pile.effects,
-                                                                                   rescuable, doubles):
-            shown = sum(s) + sum(ds)
-            bust = shown >= bust_before + sum(EFFECTS[e].bust_bonus for e in effects if e not in pile.effects)
-            if bust:
-                key = (sum(b) + sum(d) + sum(rb) + sum(rd), shown, True, None, lost)
+        for (hand, b, d, s, ds, aside, effects, rb, rd, lost), w_roll, shown, gain, bonus in _summed(
+                mode, rolled, pile.effects, rescuable, doubles):
+            if shown >= bust_before + bonus:
+                key = (gain, shown, True, None, lost)
             else:
                 after = DiceState(hand, tuple(map(add, pile.brains, map(add, b, rb))),
                                   tuple(map(add, pile.shotguns, s)),
                                   tuple(map(add, pile.double_brains, map(add, d, rd))),
                                   tuple(map(add, pile.double_shotguns, ds)), tuple(map(add, pile.aside, aside)),
                                   effects)
-                key = (after.pile_brains - before, shown, False, after, lost)
+                key = (gain, shown, False, after, lost)
             merged[key] = merged.get(key, 0) + w_draw * w_roll
     return tuple(Transition(Fraction(w, denominator), b, s, bust, after, banked, lost)
                  for (b, s, bust, after, lost), w in merged.items())
 
 
-def next_roll(position: Position) -> NextRoll:
-    """The exact distribution of the next roll from `position`."""
+# -- School Bus: the actions and the bus step ----------------------------------------------------------
+def _turn_start(dice: DiceState) -> bool:
+    return not (any(dice.hand) or any(dice.brains) or any(dice.shotguns) or any(dice.aside))
+
+
+def legal_actions(mode: Mode, state: DiceState | BusState) -> tuple[str, ...]:
+    """The actions the rules allow between two rolls, in `ACTIONS` order.
+
+    The first roll of a turn is compulsory (``roll``). Without the bus: ``stop`` or ``roll``. With it,
+    before boarding: ``board`` as well whenever new dice are needed (fewer than 3 footprint dice in
+    hand); riding: ``stop``, ``stay`` or ``get-off``; once the bus is out: ``stop`` or ``roll``."""
+    bus = isinstance(state, BusState)
+    dice = state.dice if bus else state
+    if _turn_start(dice) and (not bus or state.phase == "ready"):
+        return ("roll",)
+    if not isinstance(state, BusState) or state.phase == "out":
+        return ("stop", "roll")
+    if state.phase == "riding":
+        return ("stop", "stay", "get-off")
+    return ("stop", "roll", "board") if sum(dice.hand) < mode.dice_per_roll else ("stop", "roll")
+
+
+def bus_step(face: Face, hand: tuple[int, ...], brains: tuple[int, ...], shotguns: tuple[int, ...],
+             double_shotguns: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...],
+                                                         tuple[int, ...]]:
+    """The bus face's effect on the ordinary dice of the roll, after the Double Feature steps, per kind:
+    YIELD turns every shotgun (a double too) into footprints, so those dice join the hand; DEAD END turns
+    every footprint into one single brain. Other faces leave the dice alone (their tokens, STOP and
+    tyre tracks act on the turn). Returns hand, brains, shotguns, double shotguns of the roll."""
+    if face.effect == "yield":
+        zero = tuple(0 for _ in hand)
+        return tuple(map(add, hand, shotguns)), brains, zero, zero if double_shotguns else ()
+    if face.effect == "dead-end":
+        return tuple(0 for _ in hand), tuple(map(add, brains, hand)), shotguns, double_shotguns
+    return hand, brains, shotguns, double_shotguns
+
+
+@cache
+def give_up(mode: Mode, dice: DiceState, tokens: int) -> tuple[tuple[str, DiceState], ...]:
+    """Tyre tracks: every way to lose one brain (the player chooses), with the dice afterwards.
+
+    ``token`` (if the turn holds one), ``<die>`` (a single-brain die of that kind back into the cup) or
+    ``double:<die>`` (a double-brain die back into the cup, one brain token taken instead). Brains noted
+    at a recycling are never lost: with no token and no brain die the only choice is ``nothing``."""
+    out = [("token", dice)] if tokens else []
+    doubles = dice.double_brains or tuple(0 for _ in dice.brains)
+    for k, (die, b, d) in enumerate(zip(mode.die_names, dice.brains, doubles)):
+        one = tuple(int(i == k) for i in range(len(dice.brains)))
+        if b > d:
+            out.append((die, dice._replace(brains=tuple(map(sub, dice.brains, one)))))
+        if d:
+            out.append((f"double:{die}", dice._replace(brains=tuple(map(sub, dice.brains, one)),
+                                                        double_brains=tuple(map(sub, dice.double_brains, one)))))
+    return tuple(out) or (("nothing", dice),)
+
+
+def _settled(mode: Mode, pile: DiceState, rolled: tuple[int, ...]) -> tuple[tuple, ...]:
+    """Every result of rolling the ordinary dice `rolled` against the brain pile, after the Double Feature
+    steps (`_summed`): ((hand, brains, double brains, shotguns, double shotguns, set aside, effects, change
+    of the pile's brains and double brains by rescues, brains rescued) per kind, ways, shotguns shown,
+    brains gained, rise of the bust threshold); base-game states leave the Double Feature parts empty."""
+    if not pile.aside:
+        return _plain_settled(mode, rolled)
+    mask = _rescuable(mode)
+    rescuable = tuple(b if m else 0 for b, m in zip(pile.brains, mask))
+    doubles = tuple(d if m else 0 for d, m in zip(pile.double_brains, mask))
+    return _summed(mode, rolled, pile.effects, rescuable, doubles)
+
+
+@cache
+def _plain_settled(mode: Mode, rolled: tuple[int, ...]) -> tuple[tuple, ...]:
+    zero = tuple(0 for _ in rolled)
+    return tuple(((hand, brains, (), shots, (), (), (), zero, (), 0), w, s, b, 0)
+                 for b, s, brains, shots, hand, w in _roll(mode, rolled))
+
+
+@lru_cache(maxsize=4096)  # (a table's search keeps its own copy of each)
+def _bus_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[tuple[tuple, ...], int, int]:
+    """A bus roll from `dice`: its footprint dice, new dice to make the roll's 2 ordinary dice, and the bus.
+
+    Returns every result as (bus face, dice afterwards, change of the pile's brains, shotguns the
+    ordinary dice count, brains rescued, shotguns in the pile afterwards, the bust threshold then,
+    brains in the pile afterwards, ways), the ways' common denominator and the brains noted by
+    recycling. The tokens, the bust (which needs the tokens already held) and tyre tracks' choices are
+    left to `bus_results`."""
+    pile, banked, drawn, ways = _draw_plan(mode, dice, mode.dice_per_roll - 1 - sum(dice.hand), recycle)
+    denominator = ways * len(mode.dice[0].faces) ** (mode.dice_per_roll - 1) * len(BUS.faces)
+    groups: dict[str, list[tuple[Face, int]]] = {}  # the faces that act alike on the dice
+    for face, sides in BUS.distinct_faces:
+        groups.setdefault(face.effect if face.effect in ("yield", "dead-end") else "", []).append((face, sides))
+    shots_before, bust_before, brains_before = pile.shotgun_count, pile.bust_at(mode), pile.pile_brains
+    merged: dict[tuple, int] = {}
+    for take, w_draw in drawn:
+        rolled = tuple(map(add, dice.hand, take))
+        for (hand, b, d, s, ds, aside, effects, rb, rd, lost), w_roll, shots, gained, bonus in _settled(
+                mode, pile, rolled):
+            footprints, bust_at = sum(hand), bust_before + bonus
+            for effect, faces in groups.items():
+                h2, b2, s2, ds2 = bus_step(faces[0][0], hand, b, s, ds)
+                if pile.aside:
+                    after = DiceState(h2, tuple(map(add, pile.brains, map(add, b2, rb))),
+                                      tuple(map(add, pile.shotguns, s2)),
+                                      tuple(map(add, pile.double_brains, map(add, d, rd))),
+                                      tuple(map(add, pile.double_shotguns, ds2)), tuple(map(add, pile.aside, aside)),
+                                      effects)
+                else:
+                    after = DiceState(h2, tuple(map(add, pile.brains, b2)), tuple(map(add, pile.shotguns, s2)))
+                counted = 0 if effect == "yield" else shots
+                gain = gained + (footprints if effect == "dead-end" else 0)
+                common = (after, gain, counted, lost, shots_before + counted, bust_at, brains_before + gain)
+                for face, sides in faces:
+                    key = (face, *common)
+                    merged[key] = merged.get(key, 0) + w_draw * w_roll * sides
+    return tuple((*k, w) for k, w in merged.items()), denominator, banked
+
+
+@lru_cache(maxsize=4096)
+def _ordinary_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[int, tuple[tuple, ...]]:
+    """`transitions` as integer weights over one denominator, with each result's shotguns in the pile
+    and bust threshold (the School Bus adds its tokens to them)."""
+    trans = transitions(mode, dice, recycle)
+    denominator = lcm(*(t.probability.denominator for t in trans))
+    return denominator, tuple(
+        (t.brains, t.shotguns, t.state, t.state.shotgun_count if t.state else 0,
+         t.state.bust_at(mode) if t.state else 0, t.banked, t.rescued,
+         t.probability.numerator * (denominator // t.probability.denominator)) for t in trans)
+
+
+class TyreTracks(NamedTuple):
+    """A bus roll that showed tyre tracks, before the player gives up a brain (`give_up` lists the ways):
+    the dice afterwards, whether the turn holds a brain token, the shotgun tokens. The bus is then out."""
+
+    dice: DiceState
+    tokens: int
+    shotguns: int
+
+    def choices(self, mode: Mode) -> tuple[tuple[str, BusState], ...]:
+        return tuple((g, BusState(d, "out", 0, self.shotguns)) for g, d in give_up(mode, self.dice, self.tokens))
+
+
+def bus_results(mode: Mode, state: BusState, action: str, recycle: str = "before-draw",
+                ) -> tuple[int, tuple[tuple, ...]]:
+    """`bus_transitions` as integer weights over one denominator, for solvers that merge many of them.
+
+    Returns ``(denominator, results)``, each result ``(brains, shotguns, bust, after, banked, rescued,
+    tokens, bus face, ways)`` with ``after`` a `BusState`, a `TyreTracks`, or None when the turn is over
+    (a bust, or STOP)."""
+    if action not in legal_actions(mode, state):
+        raise ValueError(f"{action!r} is not legal here; legal: {', '.join(legal_actions(mode, state))}")
+    merged: dict[tuple, int] = {}
+    if action in ("roll", "get-off"):
+        phase = "out" if action == "get-off" or state.phase == "out" else "ready"
+        tokens, shotguns = (0 if phase == "out" else state.tokens), state.shotguns
+        denominator, results = _ordinary_rolls(mode, state.dice, recycle)
+        for brains, shown, after, count, bust_at, banked, rescued, ways in results:
+            bust = after is None or count + shotguns >= bust_at
+            key = (brains, shown, bust, None if bust else BusState(after, phase, tokens, shotguns), banked, rescued,
+                   0, "")
+            merged[key] = merged.get(key, 0) + ways
+    else:
+        dice = state.dice if action == "board" else state.dice._replace(hand=tuple(0 for _ in state.dice.hand))
+        results, denominator, banked = _bus_rolls(mode, dice, recycle)
+        for face, after, delta, shown, lost, count, bust_at, left, ways in results:
+            shotguns = state.shotguns + face.shotguns
+            bust = count + shotguns >= bust_at
+            target = None
+            if not bust and face.effect == "tyre-tracks":
+                target = TyreTracks(after, state.tokens, shotguns)
+                delta -= state.tokens > 0 or left > 0  # one brain lost, if the turn has one
+            elif not bust and face.effect != "stop":
+                target = BusState(after, "riding", int(state.tokens or face.brains > 0), shotguns)
+            key = (delta + face.brains, shown + face.shotguns, bust, target, banked, lost, face.brains, face.name)
+            merged[key] = merged.get(key, 0) + ways
+    return denominator, tuple((*key, w) for key, w in merged.items())
+
+
+def bus_transitions(mode: Mode, state: BusState, action: str, recycle: str = "before-draw",
+                    ) -> tuple[Transition, ...]:
+    """Every distinct result of `action` from a School Bus position, merged, with exact probabilities.
+
+    ``roll`` and ``get-off`` are ordinary rolls (`transitions`; the shotgun tokens count toward the
+    bust; ``get-off`` puts the bus out); ``board`` and ``stay`` roll the bus (`_bus_rolls`), ``stay``
+    after the footprint dice went back into the cup. ValueError for an action not legal here."""
+    denominator, results = bus_results(mode, state, action, recycle)
+    out = []
+    for b, s, bust, after, banked, lost, tokens, face, ways in results:
+        tyre = isinstance(after, TyreTracks)
+        out.append(Transition(Fraction(ways, denominator), b, s, bust, None if tyre else after, banked, lost, tokens,
+                              face, face == "stop" and not bust, after.choices(mode) if tyre else ()))
+    return tuple(out)
+
+
+def default_action(position: Position) -> str:
+    """The roll `next_roll` describes unless told: ``roll``, or ``stay`` for a player riding the bus."""
+    return "stay" if position.riding else "roll"
+
+
+def next_roll(position: Position, action: str | None = None) -> NextRoll:
+    """The exact distribution of the next roll from `position` (with the School Bus: of `action`, one of
+    `legal_actions` but ``stop``; by default `default_action`)."""
     mode = position.game_mode
-    trans = transitions(mode, position.state, position.recycle)
+    action = action or default_action(position)
+    if position.school_bus:
+        trans = bus_transitions(mode, position.bus_state, action, position.recycle)
+        dice = position.state
+        need = mode.dice_per_roll - sum(dice.hand) - (action in ("board", "stay"))
+        if action == "stay":
+            dice = dice._replace(hand=tuple(0 for _ in dice.hand))
+            need = mode.dice_per_roll - 1
+        recycles = sum(dice.cup(mode)) < need
+    elif action != "roll":
+        raise ValueError(f"{action!r} needs the School Bus; without it the only roll is 'roll'")
+    else:
+        trans = transitions(mode, position.state, position.recycle)
+        recycles = needs_recycling(mode, position.state)
     joint: dict[tuple[int, int], Fraction] = {}
     for t in trans:
         joint[(t.brains, t.shotguns)] = joint.get((t.brains, t.shotguns), 0) + t.probability
@@ -400,5 +658,6 @@ def next_roll(position: Position) -> NextRoll:
         outcomes=tuple((b, s, p) for (b, s), p in sorted(joint.items())),
         bust=sum((t.probability for t in trans if t.bust), Fraction(0)),
         expected_brains=sum((t.probability * t.brains for t in trans), Fraction(0)),
-        recycles=needs_recycling(mode, position.state),
+        recycles=recycles,
+        action=action,
     )

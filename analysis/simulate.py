@@ -8,6 +8,12 @@ answer the API serves.
 Double Feature (RULES.md section 2) is written here again from the rules' text, one die at a time,
 without dice.py's effect data or roll.py's steps: which dice rescue each other (`RESCUE_GROUPS`),
 what the drink and the helmet do, and Santa staying out at a recycling are spelled out below.
+
+School Bus (RULES.md section 3) likewise: the bus die is rolled as one more physical die (only its
+face table comes from dice.py), with tokens counted in the turn; boarding, staying, getting off, STOP,
+YIELD, DEAD END and tyre tracks are written from the rules' text in `_roll_bus`. A policy then answers
+with an action name (``stop``, ``roll``, ``board``, ``stay``, ``get-off``; True means ``roll``), and a
+`GiveUp` callback picks the brain lost to tyre tracks.
 """
 
 from __future__ import annotations
@@ -16,10 +22,10 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .dice import MODES
+from .dice import BUS, MODES
 from .position import Position
 
-__all__ = ["Turn", "play_turn", "roll_once", "RESCUE_GROUPS"]
+__all__ = ["Turn", "play_turn", "roll_once", "RESCUE_GROUPS", "tyre_options"]
 
 # The special dice of a mode that rescue each other (every shotgun on one rescues the others).
 RESCUE_GROUPS = {
@@ -28,8 +34,10 @@ RESCUE_GROUPS = {
 }
 SPECIAL = ("hunk", "hottie", "santa")
 
-# policy(turn) -> True to roll again
-Policy = Callable[["Turn"], bool]
+# policy(turn) -> True to roll again (or, with the School Bus, the action's name; False or "stop" to stop)
+Policy = Callable[["Turn"], "bool | str"]
+# give_up(turn, options) -> the option chosen when the bus shows tyre tracks (see `tyre_options`)
+GiveUp = Callable[["Turn", list[str]], str]
 
 
 @dataclass
@@ -49,6 +57,12 @@ class Turn:
     kept_out: list[str] = field(default_factory=list)  # Santa, kept out by a recycling
     drink: bool = False  # Santa's energy drink in force (his die out of play)
     helmet: bool = False  # Santa's helmet in force (his die out of play)
+    school_bus: bool = False
+    bus_brains: int = 0  # brain tokens
+    bus_shotguns: int = 0  # shotgun tokens
+    riding: bool = False
+    bus_out: bool = False
+    stopped: bool = False  # the bus showed STOP: the turn is over
 
     @classmethod
     def at(cls, position: Position) -> Turn:
@@ -66,17 +80,21 @@ class Turn:
         turn.kept_out = list(position.kept_out)
         turn.drink = "energy-drink" in position.effects
         turn.helmet = "helmet" in position.effects
+        turn.school_bus, turn.riding, turn.bus_out = position.school_bus, position.riding, position.bus_out
+        turn.bus_brains, turn.bus_shotguns = position.bus_brains, position.bus_shotguns
         return turn
 
     @property
     def score(self) -> int:
-        return 0 if self.bust else self.banked + len(self.brains) + len(self.double_brains)
+        return 0 if self.bust else self.banked + len(self.brains) + len(self.double_brains) + self.bus_brains
 
     def position(self) -> Position:
         effects = tuple(e for e, on in (("energy-drink", self.drink), ("helmet", self.helmet)) if on)
+        bus = dict(school_bus=True, bus_brains=self.bus_brains, bus_shotguns=self.bus_shotguns, riding=self.riding,
+                   bus_out=self.bus_out) if self.school_bus else {}
         return Position(self.mode, tuple(self.hand), tuple(self.brains), tuple(self.shotguns), self.banked,
                         self.recycle, tuple(self.double_brains), tuple(self.double_shotguns), effects,
-                        tuple(self.kept_out))
+                        tuple(self.kept_out), **bus)
 
 
 def _draw(rng: random.Random, cup: list[str], n: int) -> list[str]:
@@ -85,12 +103,17 @@ def _draw(rng: random.Random, cup: list[str], n: int) -> list[str]:
     return taken
 
 
-def roll_once(turn: Turn, rng: random.Random) -> tuple[int, int]:
+def roll_once(turn: Turn, rng: random.Random, action: str = "roll", give_up: GiveUp | None = None,
+              ) -> tuple[int, int]:
     """Roll again (in place): returns (brains shown, shotguns shown); sets `turn.bust`.
 
-    In Double Feature modes the brains returned are the change of the turn's score (a rescue can
-    take brains back)."""
+    In Double Feature modes and with the School Bus the brains returned are the change of the turn's
+    score (a rescue or tyre tracks can take brains back). `action` is ``roll`` or, with the School Bus,
+    ``board``, ``stay`` or ``get-off``; `give_up` chooses the brain tyre tracks take (default: the first
+    of `tyre_options`)."""
     mode = MODES[turn.mode]
+    if turn.school_bus:
+        return _roll_school_bus(turn, rng, action, give_up)
     if any(die in SPECIAL for die in mode.die_names):
         return _roll_double_feature(turn, rng)
     need = mode.dice_per_roll - len(turn.hand)
@@ -120,16 +143,23 @@ def roll_once(turn: Turn, rng: random.Random) -> tuple[int, int]:
         else:
             brains += face.brains
             turn.brains.append(die)
-    turn.bust = len(turn.shotguns) >= mode.bust_at
+    turn.bust = len(turn.shotguns) + turn.bus_shotguns >= mode.bust_at
     return brains, shotguns
 
 
-def play_turn(position: Position, policy: Policy, rng: random.Random) -> int:
-    """Roll once (compulsorily), then while `policy` says so; the final score (0 on a bust)."""
+def play_turn(position: Position, policy: Policy, rng: random.Random, give_up: GiveUp | None = None,
+              first: str | None = None) -> int:
+    """Roll once (compulsorily: `first`, by default ``roll``, or ``stay`` riding the bus), then while
+    `policy` says so; the final score (0 on a bust)."""
     turn = Turn.at(position)
-    roll_once(turn, rng)
-    while not turn.bust and policy(turn):
-        roll_once(turn, rng)
+    roll_once(turn, rng, first or ("stay" if turn.riding else "roll"), give_up)
+    while not turn.bust and not turn.stopped:
+        action = policy(turn)
+        if action is True:
+            action = "roll"
+        if not action or action == "stop":
+            break
+        roll_once(turn, rng, action, give_up)
     return turn.score
 
 
@@ -144,26 +174,27 @@ def _recycle(turn: Turn) -> None:
     turn.brains, turn.double_brains = [], []
 
 
-def _roll_double_feature(turn: Turn, rng: random.Random) -> tuple[int, int]:
-    mode = MODES[turn.mode]
-    before = len(turn.brains) + len(turn.double_brains)
-    need = mode.dice_per_roll - len(turn.hand)
+def _take_dice(turn: Turn, rng: random.Random, need: int) -> list[str]:
+    """The hand plus `need` dice drawn from the cup (the hand leaves the turn's hand); when the cup runs
+    short, the brain pile is noted and goes back into the cup first (or after the cup's last dice)."""
     dice = turn.hand
     turn.hand = []
     if len(turn.cup) >= need:
         dice += _draw(rng, turn.cup, need)
     elif turn.recycle == "before-draw":
         _recycle(turn)
-        before = 0
         dice += _draw(rng, turn.cup, need)
     else:
         dice += turn.cup
         need -= len(turn.cup)
         turn.cup = []
         _recycle(turn)
-        before = 0
         dice += _draw(rng, turn.cup, need)
-    rolled = [(die, rng.choice(mode.dice[mode.index(die)].faces).name) for die in dice]
+    return dice
+
+
+def _double_feature_effects(turn: Turn, rolled: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Santa's drink and helmet, then rescues; returns the dice of the roll still to be settled."""
     # Santa's drink or helmet: his die leaves play, the effect holds from this roll on.
     for _, face in rolled:
         if face == "energy-drink":
@@ -189,6 +220,11 @@ def _roll_double_feature(turn: Turn, rng: random.Random) -> tuple[int, int]:
             if d in turn.double_brains:
                 turn.double_brains.remove(d)
             turn.cup.append(d)
+    return kept
+
+
+def _settle(turn: Turn, kept: list[tuple[str, str]]) -> int:
+    """Each die to the hand, the shotgun pile or the brain pile; returns the shotguns shown."""
     shotguns = 0
     for d, f in kept:
         if f == "footprints":
@@ -203,5 +239,89 @@ def _roll_double_feature(turn: Turn, rng: random.Random) -> tuple[int, int]:
             turn.brains.append(d)
             if f == "double-brain":
                 turn.double_brains.append(d)
-    turn.bust = len(turn.shotguns) + len(turn.double_shotguns) >= (4 if turn.helmet else 3)
-    return len(turn.brains) + len(turn.double_brains) - before, shotguns
+    return shotguns
+
+
+def _busted(turn: Turn) -> bool:
+    shotguns = len(turn.shotguns) + len(turn.double_shotguns) + turn.bus_shotguns
+    return shotguns >= (4 if turn.helmet else 3)
+
+
+def _roll_double_feature(turn: Turn, rng: random.Random) -> tuple[int, int]:
+    mode = MODES[turn.mode]
+    before = turn.banked + len(turn.brains) + len(turn.double_brains)
+    dice = _take_dice(turn, rng, mode.dice_per_roll - len(turn.hand))
+    rolled = [(die, rng.choice(mode.dice[mode.index(die)].faces).name) for die in dice]
+    shotguns = _settle(turn, _double_feature_effects(turn, rolled))
+    turn.bust = _busted(turn)
+    return turn.banked + len(turn.brains) + len(turn.double_brains) - before, shotguns
+
+
+def tyre_options(turn: Turn) -> list[str]:
+    """What tyre tracks may take: ``token``, a single-brain die's name (back into the cup), or
+    ``double:<die>`` (that double-brain die back into the cup, one brain token instead); ``nothing``
+    when the turn has no token and no brain die (noted brains are never lost)."""
+    options = ["token"] if turn.bus_brains else []
+    for die in dict.fromkeys(turn.brains):
+        if turn.brains.count(die) > turn.double_brains.count(die):
+            options.append(die)
+        if die in turn.double_brains:
+            options.append(f"double:{die}")
+    return options or ["nothing"]
+
+
+def _lose_brain(turn: Turn, choice: str) -> None:
+    if choice == "token":
+        turn.bus_brains -= 1
+    elif choice.startswith("double:"):
+        die = choice.removeprefix("double:")
+        turn.brains.remove(die)
+        turn.double_brains.remove(die)
+        turn.cup.append(die)
+        turn.bus_brains += 1
+    elif choice != "nothing":
+        turn.brains.remove(choice)
+        turn.cup.append(choice)
+
+
+def _roll_school_bus(turn: Turn, rng: random.Random, action: str, give_up: GiveUp | None) -> tuple[int, int]:
+    """One roll of a School Bus turn: ordinary dice (``roll``, ``get-off``) or the bus plus 2 ordinary dice
+    (``board``, ``stay``), the rules of RULES.md section 3 applied one die at a time."""
+    mode = MODES[turn.mode]
+    first = len(turn.cup) + len(turn.kept_out) + turn.drink + turn.helmet == mode.total_dice
+    legal = {"roll"} if first else {"stay", "get-off"} if turn.riding else {"roll"} if turn.bus_out else (
+        {"roll", "board"} if len(turn.hand) < 3 else {"roll"})
+    if action not in legal:
+        raise ValueError(f"{action} is not legal here ({', '.join(sorted(legal))})")
+    before = turn.banked + len(turn.brains) + len(turn.double_brains) + turn.bus_brains
+    if action in ("roll", "get-off"):
+        if action == "get-off":
+            turn.riding, turn.bus_out = False, True
+        school_bus, turn.school_bus = turn.school_bus, False
+        brains, shotguns = roll_once(turn, rng)
+        turn.school_bus = school_bus
+        turn.bust = _busted(turn)
+        return brains, shotguns
+    if action == "stay":  # the footprint dice escape: back into the cup
+        turn.cup += turn.hand
+        turn.hand = []
+    turn.riding = True
+    dice = _take_dice(turn, rng, 2 - len(turn.hand))
+    rolled = [(die, rng.choice(mode.dice[mode.index(die)].faces).name) for die in dice]
+    bus = rng.choice(BUS.faces)
+    kept = _double_feature_effects(turn, rolled)  # Double Feature first
+    if bus.name == "yield":
+        kept = [(d, "footprints" if f in ("shotgun", "double-shotgun") else f) for d, f in kept]
+    elif bus.name == "dead-end":
+        kept = [(d, "brain" if f == "footprints" else f) for d, f in kept]
+    shotguns = _settle(turn, kept) + bus.shotguns
+    turn.bus_brains += bus.brains
+    turn.bus_shotguns += bus.shotguns
+    turn.bust = _busted(turn)
+    if not turn.bust and bus.name == "stop":
+        turn.stopped = True
+    elif not turn.bust and bus.name == "tyre-tracks":
+        options = tyre_options(turn)
+        _lose_brain(turn, give_up(turn, options) if give_up else options[0])
+        turn.riding, turn.bus_out = False, True
+    return turn.banked + len(turn.brains) + len(turn.double_brains) + turn.bus_brains - before, shotguns

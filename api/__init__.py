@@ -14,7 +14,23 @@ from typing import Any
 
 from flask import Flask, Response, request
 
-from . import cache, docs, errors, health, lightning, modes, odds, spec
+from . import (
+    cache,
+    docs,
+    embed,
+    errors,
+    health,
+    lightning,
+    limits,
+    modes,
+    odds,
+    reports,
+    review,
+    security,
+    sheets,
+    spec,
+    tables,
+)
 
 __all__ = ["create_app"]
 
@@ -37,10 +53,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # keep answers in the order the spec documents them
 
     errors.register(app)
+    limits.install(app)  # first: every request counts, answers from the cache too
     cache.install(app)  # before the spec: a cached answer skips validation it already passed
     spec.install(app)
+    security.install(app)  # after the cache: a cached page keeps its headers
     app.after_request(_cors)
-    for module in (odds, lightning, modes, health, docs):
+    for module in (odds, sheets, lightning, modes, health, docs, embed, review, tables, reports):
         app.register_blueprint(module.bp)
     return app
 

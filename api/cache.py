@@ -4,20 +4,23 @@ Every GET under /v1/ is a pure function of its route and the spec's own query pa
 position always gets the same bytes. The key is exactly that, so the unknown parameters that
 spreadsheets add to bust caches (`_=123`, `nocache`) still hit. Only answers that passed through every
 check are kept (200, after validation and CORS), in an LRU of `RESPONSE_CACHE_SIZE` entries (0 turns
-it off; off by default under TESTING, where each request should run every check).
+it off; off by default under TESTING, where each request should run every check). A view whose answer
+changes over time (a job's status, a listing, a stored table that may be recomputed) is marked
+`@uncached` and never kept.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from functools import cache
 
 from flask import Flask, Response, current_app, g, request
 
 from . import spec
 
-__all__ = ["install"]
+__all__ = ["install", "uncached"]
 
 _lock = threading.Lock()
 
@@ -29,6 +32,12 @@ def install(app: Flask) -> None:
     app.after_request(_remember)  # and after it runs last: the answer was checked and has its headers
 
 
+def uncached(view: Callable[..., Response]) -> Callable[..., Response]:
+    """Mark a view whose answer changes over time: the cache never keeps it."""
+    view.uncached = True  # type: ignore[attr-defined]
+    return view
+
+
 @cache
 def _known(rule: str) -> tuple[str, ...]:
     return tuple(sorted(spec.parameter_names(rule)))
@@ -38,6 +47,8 @@ def _key() -> tuple | None:
     if request.method != "GET" or request.url_rule is None or not request.path.startswith("/v1/"):
         return None
     if not current_app.config["RESPONSE_CACHE_SIZE"]:
+        return None
+    if getattr(current_app.view_functions.get(request.endpoint), "uncached", False):
         return None
     names = _known(request.url_rule.rule)
     return request.path, tuple((k, tuple(request.args.getlist(k))) for k in names if k in request.args)

@@ -3,6 +3,7 @@
     zombie-odds odds --footprints green,red --brains green --shotguns red
     zombie-odds odds --objective reach:13 --json
     zombie-odds serve --port 8000 --workers 2
+    zombie-odds tables build --mode original
 
 `odds` builds its position with the HTTP API's own functions (odds.position_from, odds.answer),
 so both say the same thing and refuse the same positions; an impossible position prints
@@ -12,13 +13,19 @@ so both say the same thing and refuse the same positions; an impossible position
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import click
 from gunicorn.app.base import BaseApplication
 
+from analysis.position import RECYCLE_VARIANTS
+from workers.tables import QUEUE_ERRORS, join, status, submit
+from workers.tasks import store
+
 from .errors import ApiError
 from .odds import answer, compute, position_from
+from .tables import TABLE_MODES
 
 __all__ = ["main", "Server", "render"]
 
@@ -49,12 +56,11 @@ def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode:
     values = {"footprints": _dice(footprints), "brains": _dice(brains), "shotguns": _dice(shotguns),
               "banked": banked, "mode": mode, "recycle": recycle, "objective": objective}
     try:
-        position, objective = position_from(values)
+        result = answer(compute(*position_from(values)))  # a position too large to solve is refused too
     except ApiError as e:
         for error in e.errors:
             click.echo(f"{error.field}: {error.reason}", err=True)
         raise SystemExit(2) from None
-    result = answer(compute(position, objective))
     click.echo(json.dumps(result, indent=2) if as_json else render(result))
 
 
@@ -89,6 +95,45 @@ def render(result: dict[str, Any], lines: int = 10) -> str:
     out += [f"Final score if you roll now and play on optimally ({shown})", "  score  probability"]
     out += [f"  {s['score']:>5}  {s['value']:>11.4%}" for s in scores[:lines]]
     return "\n".join(out)
+
+
+@main.group()
+def tables() -> None:
+    """Full-game win-probability tables (two players)."""
+
+
+@tables.command("build")
+@click.option("--mode", default="original", show_default=True, type=click.Choice(TABLE_MODES), help="Game mode.")
+@click.option("--variant", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
+              help="The recycling rule.")
+@click.option("--players", default=2, show_default=True, type=click.IntRange(2, 8),
+              help="Players (only two-player tables are computed).")
+def build(mode: str, variant: str, players: int) -> None:
+    """Compute a table and store it, following its job with a progress bar.
+
+    In this process without REDIS_URL; by the workers (`celery -A workers worker`) with it. A stored
+    table is not computed again, and a job already running is followed rather than started twice.
+    """
+    if players != 2:
+        raise click.BadParameter("only two-player tables are computed (3 to 8 players: a reduced model "
+                                 "built on the two-player table)", param_hint="--players")
+    try:
+        job = submit(mode, variant, players)
+        with click.progressbar(length=job.total, label=f"{mode}, {variant}, {players} players") as bar:
+            bar.update(job.done)
+            while job is not None and job.active:
+                time.sleep(0.2)
+                job = status(job.key)
+                if job is not None:
+                    bar.update(job.done - bar.pos)
+        if job is not None:
+            join(job.key)  # in-process: the job's thread writes its last record after the table
+    except QUEUE_ERRORS as e:
+        raise click.ClickException(f"the job queue (Redis) cannot be reached: {e}") from None
+    if job is None or job.state != "succeeded":
+        raise click.ClickException(f"the job failed: {job.error if job else 'it was lost'}")
+    click.echo(f"stored {job.key.name} in {store().root} (sha256 {job.sha256})")
+    click.echo(f"P(first player wins) = {job.p_first_player_wins:.6f}")
 
 
 class Server(BaseApplication):

@@ -31,7 +31,7 @@ PAGE = """<!doctype html>
 <body>
   <div id="swagger-ui"></div>
   <script src="{{ url_for('docs.asset', asset='swagger-ui-bundle.js') }}"></script>
-  <script>
+  <script nonce="{{ csp_nonce() }}">
     window.ui = SwaggerUIBundle({
       spec: {{ spec|tojson }},
       dom_id: "#swagger-ui",

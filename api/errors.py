@@ -26,11 +26,13 @@ def problem(
     detail: str,
     errors: Iterable[FieldError] = (),
     headers: Mapping[str, str] | None = None,
+    extensions: Mapping[str, object] | None = None,
 ) -> Response:
     """An RFC 9457 problem response: type, title, status, detail, and `errors` when fields are at fault.
 
     The type is `about:blank`, so the title is the HTTP status phrase (RFC 9457 section 4.2.1);
-    the `errors` extension names each field at fault so that a form can point at it.
+    the `errors` extension names each field at fault so that a form can point at it; `extensions`
+    adds other members (links a client can follow, such as the job computing a missing table).
     """
     body: dict[str, object] = {
         "type": "about:blank",
@@ -41,6 +43,7 @@ def problem(
     errors = list(errors)
     if errors:
         body["errors"] = [{"field": e.field, "reason": e.reason} for e in errors]
+    body.update(extensions or {})
     response = jsonify(body)
     response.status_code = status
     response.mimetype = PROBLEM_JSON
@@ -49,15 +52,18 @@ def problem(
 
 
 class ApiError(Exception):
-    """A client error found by the API: its status, a one-line detail, and the fields at fault."""
+    """A client error found by the API: its status, a one-line detail, and the fields at fault (and
+    for some, headers such as `Retry-After` and extension members: see `problem`)."""
 
-    def __init__(self, status: int, detail: str, errors: Iterable[FieldError] = ()):
+    def __init__(self, status: int, detail: str, errors: Iterable[FieldError] = (),
+                 headers: Mapping[str, str] | None = None, extensions: Mapping[str, object] | None = None):
         super().__init__(detail)
         self.status, self.detail, self.errors = status, detail, list(errors)
+        self.headers, self.extensions = dict(headers or {}), dict(extensions or {})
 
 
 def _api_error(e: ApiError) -> Response:
-    return problem(e.status, e.detail, e.errors)
+    return problem(e.status, e.detail, e.errors, e.headers, e.extensions)
 
 
 def _http_error(e: HTTPException) -> Response:

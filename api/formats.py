@@ -15,6 +15,15 @@ from typing import Any
 
 __all__ = ["csv_table", "one_value", "rows"]
 
+BASE_FIELDS = ("mode", "footprints", "brains", "shotguns", "banked", "recycle", "score", "cup")
+
+
+def _cell(value: object) -> object:
+    """A list of names as one cell (names separated by spaces), a boolean as `true` / `false`."""
+    if isinstance(value, list):
+        return " ".join(value)
+    return ("true" if value else "false") if isinstance(value, bool) else value
+
 
 def rows(answer: dict[str, Any]) -> list[tuple[str, object]]:
     """(key, value) pairs: the position, the next roll, the decision, the outcomes, the distribution."""
@@ -25,6 +34,8 @@ def rows(answer: dict[str, Any]) -> list[tuple[str, object]]:
         ("brains", " ".join(position["brains"])),
         ("shotguns", " ".join(position["shotguns"])),
         ("banked", position["banked"]),
+        # Double Feature and School Bus only: the other fields of the position (odds.EXPANSION_FIELDS, BUS_FIELDS)
+        *((k, _cell(v)) for k, v in position.items() if k not in BASE_FIELDS),
         ("recycle", position["recycle"]),
         ("score", position["score"]),
         *((f"cup.{die}", n) for die, n in position["cup"].items()),
@@ -36,8 +47,14 @@ def rows(answer: dict[str, Any]) -> list[tuple[str, object]]:
         ("roll", decision["roll"]["value"]),
         ("stop", decision["stop"]["value"]),
     ]
+    for a in decision.get("actions", ()):  # expansions only: each legal action's value and its roll
+        out.append((f"actions.{a['action']}", a["value"]["value"]))
+        out += [(f"actions.{a['action']}.{k}", v["value"]) for k, v in a.get("next_roll", {}).items()]
     out += [(f"outcome.b{o['brains']}.s{o['shotguns']}", o["value"]) for o in roll["outcomes"]]
-    out += [(f"score_distribution.{s['score']}", s["value"]) for s in answer["turn"]["score_distribution"]]
+    if "cost" in decision:  # the objective win (`scores`), whose answer has no turn distribution
+        out.append(("cost", decision["cost"]["value"]))
+    distribution = answer.get("turn", {}).get("score_distribution", [])
+    out += [(f"score_distribution.{s['score']}", s["value"]) for s in distribution]
     return out
 
 
@@ -51,8 +68,12 @@ def csv_table(answer: dict[str, Any]) -> str:
 
 
 def one_value(answer: dict[str, Any], field: str, exact: bool = False) -> str:
-    """`bust`, `roll`, `stop` (a float, or `p/q` when `exact`) or `action`, as bare text."""
+    """`bust`, `roll`, `stop` (a float, or `p/q` when `exact`) or `action`, as bare text; with the School
+    Bus, `board`, `stay` or `get-off`: that action's value (KeyError where it is not legal)."""
     if field == "action":
         return answer["decision"]["action"]
-    value = answer["next_roll"]["bust"] if field == "bust" else answer["decision"][field]
+    if field in ("bust", "roll", "stop"):
+        value = answer["next_roll"]["bust"] if field == "bust" else answer["decision"][field]
+    else:
+        value = {a["action"]: a["value"] for a in answer["decision"].get("actions", ())}[field]
     return value["exact"] if exact else repr(value["value"])

@@ -1,8 +1,9 @@
 """/v1/modes: the game modes the API serves, with their dice and faces, from analysis' tables.
 
 Clients (a rules website, a dice picker) learn from here which die names a position may use in
-each mode, instead of hard-coding them. The API serves the modes that openapi.yaml names
-(`ModeName`): analysis may know more (Double Feature) before the API can describe their positions.
+each mode, instead of hard-coding them, and what every face does: its brains and shotguns, its
+effect, and each effect's rule (`analysis.dice.EFFECTS`), the rescues and the dice that stay out,
+all rendered from analysis' data. The API serves the modes that openapi.yaml names (`ModeName`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify
 
-from analysis import MODES, Mode
+from analysis import EFFECTS, MODES, Mode
 
 from . import spec
 
@@ -23,6 +24,7 @@ bp = Blueprint("modes", __name__)
 def describe(mode: Mode) -> dict[str, Any]:
     """A mode as the spec's `Mode` schema documents it."""
     counts = dict(mode.cup)
+    effects = {f.effect for die in mode.dice for f in die.faces}
     return {
         "name": mode.name,
         "title": mode.title,
@@ -38,9 +40,14 @@ def describe(mode: Mode) -> dict[str, Any]:
                      "effect": f.effect}
                     for f in die.faces
                 ],
+                "face_counts": [{"name": f.name, "count": n} for f, n in die.distinct_faces],
+                "stays_out": die.stays_out,
             }
             for die in mode.dice
         ],
+        "effects": [{"name": e.name, "bust_bonus": e.bust_bonus, "converts": list(e.converts)}
+                    for e in EFFECTS.values() if e.name in effects],
+        "rescues": [{"rescuer": a, "rescued": b} for a, b in mode.rescues],
     }
 
 

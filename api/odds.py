@@ -15,27 +15,41 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify
 
-from analysis import Odds, Position, PositionError, odds, parse_objective
+from analysis import EFFECTS, Odds, Position, PositionError, odds, parse_objective
+from analysis.odds import TurnStartTooLarge
 
-from . import formats
+from . import formats, tables
 from .errors import ApiError, FieldError
 
 __all__ = ["bp", "answer", "compute", "position_from"]
 
 bp = Blueprint("odds", __name__)
 
-POSITION_FIELDS = ("mode", "footprints", "brains", "shotguns", "banked", "recycle")
+# The Double Feature's position fields (lists of die or effect names), beside the base game's piles, and the
+# School Bus's (a switch, token counts, the bus's phase).
+EXPANSION_FIELDS = ("double_brains", "double_shotguns", "effects", "kept_out")
+BUS_FIELDS = ("school_bus", "bus_brains", "bus_shotguns", "riding", "bus_out")
+PILES = ("footprints", "brains", "shotguns", *EXPANSION_FIELDS)
+COUNTS = ("banked", "bus_brains", "bus_shotguns")
+POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
+# Modes answered only near the end of a turn: the most shotguns a position may be from a bust, less one (`room`).
+# analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, from
+# fewer than two shotguns set aside that is ~94,000 states (minutes and ~5 GB), and the whole turn more still.
+# With the School Bus (phases and tokens besides the dice) every Double Feature mode is answered only so near
+# the end: one more room there costs 2-3 GB (bench numbers in README.md).
+MAX_ROOM = {"direct-to-video-sequel": 1}
+BUS_MAX_ROOM = 1  # every Double Feature mode with the School Bus
 
 
 def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
     """The position and objective named by validated request values, or a 422 naming every fault."""
     fields = {k: values[k] for k in POSITION_FIELDS if k in values}
-    for pile in ("footprints", "brains", "shotguns"):
+    for pile in PILES:
         if pile in fields:
             fields[pile] = tuple(fields[pile])
-    banked = fields.get("banked")
-    if isinstance(banked, float) and banked.is_integer():
-        fields["banked"] = int(banked)  # JSON's 9.0 is the number 9 (the spec's integer type agrees)
+    for name in COUNTS:
+        if isinstance(fields.get(name), float) and fields[name].is_integer():
+            fields[name] = int(fields[name])  # JSON's 9.0 is the number 9 (the spec's integer type agrees)
     errors: list[FieldError] = []
     objective = values.get("objective", "expected-brains")
     try:
@@ -53,8 +67,55 @@ def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
 
 @lru_cache(maxsize=512)
 def compute(position: Position, objective: str) -> Odds:
-    """`analysis.odds`, memoised: exact score distributions near the start of a turn take seconds."""
-    return odds(position, objective)
+    """`analysis.odds`, memoised: exact score distributions near the start of a turn take seconds.
+
+    A position too large to solve here (`too_large`) is a 422 naming why, never a 500."""
+    fault = too_large(position)
+    try:
+        if fault is None:
+            return odds(position, objective)
+    except TurnStartTooLarge as e:
+        fault = FieldError("mode", str(e))
+    raise ApiError(422, f"position too large to solve: {fault.field}: {fault.reason}", [fault])
+
+
+def room(position: Position) -> int:
+    """Shotguns the turn can still take and go on: the bust threshold, raised by every effect a die still in
+    play (not in the shotgun pile, not set aside) may yet put in force, less the shotguns set aside (and the
+    bus's shotgun tokens), less one. Shotguns never come back, so the states a turn can reach from a
+    position grow with its room."""
+    mode, state = position.game_mode, position.state
+    aside = state.aside or (0,) * len(mode.dice)
+    possible = {f.effect for die, n, s, a in zip(mode.dice, mode.counts, state.shotguns, aside) if n > s + a
+                for f in die.faces if f.effect in EFFECTS} - set(state.effects)
+    taken = state.shotgun_count + position.bus_shotguns
+    return state.bust_at(mode) + sum(EFFECTS[e].bust_bonus for e in possible) - taken - 1
+
+
+def max_room(position: Position) -> int | None:
+    """The most `room` at which the server solves a position of this kind (None: any)."""
+    if position.school_bus and not position.game_mode.plain:
+        return BUS_MAX_ROOM
+    return MAX_ROOM.get(position.mode)
+
+
+def too_large(position: Position) -> FieldError | None:
+    """Why the server does not solve this valid position for one request (None: it does)."""
+    if position.school_bus and position.turn_start:  # the base game's whole bus turn: ~6 min of CPU to solve
+        return FieldError("school_bus", "the start of a turn with the School Bus is too long to solve exactly for "
+                                        "one request (minutes); its first roll is the same as without the bus "
+                                        "(ask without school_bus), and with the bus ask after the first roll")
+    limit = max_room(position)
+    if limit is None or room(position) <= limit:
+        return None
+    kind = f"mode {position.mode}{' with the School Bus' if position.school_bus else ''}"
+    answered = (f"{kind} is answered at most {limit + 1} shotguns from a bust, counting shotgun tokens and a "
+                "helmet Santa may still show")
+    if position.turn_start:
+        return FieldError("mode", f"the start of a turn in {kind}: its whole turn is too large to solve here; "
+                                  f"{answered}")
+    return FieldError("shotguns", f"{room(position) + 1} shotguns from a bust: too early in the turn, whose dice "
+                                  f"states are too many to solve for one request; {answered}")
 
 
 def _exact(x: Fraction) -> dict[str, Any]:
@@ -64,6 +125,7 @@ def _exact(x: Fraction) -> dict[str, Any]:
 def answer(o: Odds) -> dict[str, Any]:
     """The documented JSON answer (openapi.yaml, schema `Odds`)."""
     p, roll, decision = o.position, o.next_roll, o.decision
+    double_feature, bus = not p.game_mode.plain, p.school_bus  # the base game's answer is what it always was
     return {
         "position": {
             "mode": p.mode,
@@ -71,6 +133,8 @@ def answer(o: Odds) -> dict[str, Any]:
             "brains": list(p.brains),
             "shotguns": list(p.shotguns),
             "banked": p.banked,
+            **({k: list(getattr(p, k)) for k in EXPANSION_FIELDS} if double_feature else {}),
+            **({**{k: getattr(p, k) for k in BUS_FIELDS}, "first_roll": p.first_roll} if bus else {}),
             "recycle": p.recycle,
             "score": p.score,
             "cup": p.cup,
@@ -86,6 +150,7 @@ def answer(o: Odds) -> dict[str, Any]:
             "objective": decision.objective.name,
             "roll": _exact(decision.roll),
             "stop": _exact(decision.stop),
+            **({"actions": _actions(o)} if double_feature or bus else {}),
         },
         "turn": {
             "score_distribution": [{"score": k, **_exact(q)} for k, q in sorted(o.score_distribution.items())],
@@ -93,7 +158,16 @@ def answer(o: Odds) -> dict[str, Any]:
     }
 
 
+def _actions(o: Odds) -> list[dict[str, Any]]:
+    """Every legal action with its value (schema `ActionValue`) and, for an action that rolls, its roll."""
+    rolls = {a: {"bust": _exact(r.bust), "expected_brains": _exact(r.expected_brains)} for a, r in o.next_rolls.items()}
+    return [{"action": action, "value": _exact(value), **({"next_roll": rolls[action]} if action in rolls else {})}
+            for action, value in o.decision.actions.items()]
+
+
 def _answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
+    if tables.wants_win(values):  # `scores`: the decision by probability of winning the game
+        return tables.win_answer(values)
     return answer(compute(*position_from(values)))
 
 
@@ -112,5 +186,11 @@ def post_odds() -> Response:
 
 @bp.get("/v1/odds.txt")
 def get_odds_value() -> Response:
-    text = formats.one_value(_answer_for(g.params), g.params["field"], exact=g.params["exact"])
+    result, field = _answer_for(g.params), g.params["field"]
+    try:
+        text = formats.one_value(result, field, exact=g.params["exact"])
+    except KeyError:  # a School Bus action that is not legal here
+        legal = ", ".join(a["action"] for a in result["decision"].get("actions", ())) or "roll, stop"
+        raise ApiError(422, f"field: {field} is not a legal action here", [
+            FieldError("field", f"{field} is not a legal action in this position; legal: {legal}")]) from None
     return Response(text, mimetype="text/plain")

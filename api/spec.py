@@ -12,6 +12,7 @@ against the spec as well, so a test cannot pass with an answer that breaks the c
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -31,8 +32,9 @@ from openapi_core.validation.request.exceptions import (
 )
 from openapi_core.validation.schemas.exceptions import InvalidSchemaValue
 from werkzeug.datastructures import ImmutableMultiDict
+from werkzeug.exceptions import NotFound, RequestEntityTooLarge
 
-from .errors import ApiError, FieldError
+from .errors import ApiError, FieldError, problem
 
 __all__ = ["SPEC_PATH", "install", "load", "openapi", "strict_json"]
 
@@ -52,16 +54,53 @@ def openapi(path: Path = SPEC_PATH) -> OpenAPI:
     """The openapi-core validator for the spec (building it checks the spec itself).
 
     openapi-core reads only JSON, HTML and plain text bodies as such; every other media type this
-    API answers with is text too, and problem+json is JSON.
+    API answers with is text too (SVG included), problem+json is JSON, and a PNG is read byte for
+    character (latin-1), so that the spec's `type: string` describes it.
     """
-    text = {m: plain_loads for m in ("text/csv", "text/css", "text/javascript", "application/yaml")}
-    config = Config(extra_media_type_deserializers={**text, "application/problem+json": json_loads})
+    text = {m: plain_loads for m in ("text/csv", "text/css", "text/javascript", "application/yaml", "image/svg+xml")}
+    config = Config(extra_media_type_deserializers={**text, "application/problem+json": json_loads,
+                                                    "image/png": _bytes_as_text})
     return OpenAPI.from_dict(load(path)[1], config=config)
+
+
+def _bytes_as_text(data: bytes | str) -> str:
+    return data if isinstance(data, str) else data.decode("latin-1")
 
 
 def install(app: Flask) -> None:
     app.before_request(validate_request)
     app.after_request(validate_response)
+    app.register_error_handler(NotFound, _not_found)
+
+
+def _not_found(e: NotFound) -> Response:
+    """No route for the path: when it fits one of the spec's paths but for a parameter (an id with a
+    `/` in it: `/v1/jobs/..%2F..%2Fetc`), the 404 names that parameter."""
+    if request.url_rule is not None:  # a view's own 404
+        return problem(404, e.description or "not found")
+    fields = [FieldError(name, f"no such {name}: {_short(value)}") for name, value in _path_parameters(request.path)]
+    return problem(404, f"no such resource: {_cut(request.path)}", fields)
+
+
+@cache
+def _templates() -> list[tuple[re.Pattern[str], int]]:
+    """Each templated path of the spec as a regular expression (a parameter matches anything, `/` too),
+    with its count of literal characters: the most specific template that matches wins."""
+    out = []
+    for path in load()[1]["paths"]:
+        parts = re.split(r"\{(\w+)\}", path)
+        if len(parts) > 1:
+            pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+)" for i, p in enumerate(parts))
+            out.append((re.compile(f"^{pattern}$"), len("".join(parts[::2]))))
+    return sorted(out, key=lambda t: -t[1])
+
+
+def _path_parameters(path: str) -> list[tuple[str, str]]:
+    for pattern, _ in _templates():
+        match = pattern.match(path)
+        if match:
+            return list(match.groupdict().items())
+    return []
 
 
 # -- requests -------------------------------------------------------------------------------------
@@ -105,15 +144,36 @@ def validate_request() -> None:
         raise ApiError(422, f"given more than once: {', '.join(repeated)}",
                        [FieldError(k, "given more than once") for k in repeated])
     arrays = frozenset(name for name, schema in parameters.items() if schema.get("type") == "array")
+    if operation.get("x-validate-only"):
+        _validate_only(parameters, arrays)
+        return
     result = openapi().unmarshal_request(SpecRequest(request, arrays))
-    if result.errors:
-        errors = [e for error in result.errors for e in _field_errors(error)]
-        if any(getattr(error, "location", None) == "path" for error in result.errors):
-            raise ApiError(404, f"no such resource: {request.path}", errors)
-        raise ApiError(422, "the request does not match the API's schema: "
-                       + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
+    _refuse(result.errors)
     g.params = {**result.parameters.path, **result.parameters.query}
     g.body = result.body
+
+
+def _refuse(found: list[Exception]) -> None:
+    """Raise the problem naming every field of the request that breaks the spec (none: return)."""
+    if not found:
+        return
+    errors = [e for error in found for e in _field_errors(error)]
+    if any(getattr(error, "location", None) == "path" for error in found):
+        raise ApiError(404, f"no such resource: {request.path}", errors)
+    raise ApiError(422, "the request does not match the API's schema: "
+                   + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
+
+
+def _validate_only(parameters: dict[str, dict[str, Any]], arrays: frozenset[str]) -> None:
+    """An operation marked `x-validate-only` (a whole game log) is validated, not unmarshalled.
+
+    openapi-core's unmarshalling visits every node of the body: about 0.5 s for a 6 KB game log,
+    15 times its validation. The view then gets the body as parsed and the query parameters as sent
+    (strings, no defaults filled in: such an operation declares only string parameters without one).
+    """
+    _refuse(list(openapi().iter_request_errors(SpecRequest(request, arrays))))
+    g.params = {**(request.view_args or {}), **{k: request.args[k] for k in parameters if k in request.args}}
+    g.body = strict_json(request.get_data(cache=True))
 
 
 def _operation() -> dict[str, Any]:
@@ -154,8 +214,15 @@ def _check_body() -> None:
     mimetype, charset = request.mimetype, request.mimetype_params.get("charset", "utf-8")
     if mimetype != "application/json" or charset.lower() not in ("utf-8", "utf8"):
         shown = request.content_type or "none"
-        raise ApiError(415, f"the body must be application/json (UTF-8), not {shown}")
-    strict_json(request.get_data(cache=True))  # 413 if over MAX_CONTENT_LENGTH
+        raise ApiError(415, f"the body must be application/json (UTF-8), not {shown}",
+                       [FieldError("Content-Type", f"{_cut(shown, 60)} is not application/json (UTF-8)")])
+    try:
+        data = request.get_data(cache=True)
+    except RequestEntityTooLarge:
+        limit = request.max_content_length
+        raise ApiError(413, f"the body is larger than {limit} bytes",
+                       [FieldError("body", f"larger than {limit} bytes")]) from None
+    strict_json(data)
 
 
 def strict_json(data: bytes) -> Any:
@@ -167,7 +234,8 @@ def strict_json(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ApiError(400, f"the body is not valid UTF-8 (byte {e.start})") from None
+        raise ApiError(400, f"the body is not valid UTF-8 (byte {e.start})",
+                       [FieldError("body", f"not valid UTF-8 at byte {e.start}")]) from None
 
     def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: dict[str, Any] = {}
@@ -184,7 +252,8 @@ def strict_json(data: bytes) -> Any:
     try:
         return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
     except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so are huge integers
-        raise ApiError(400, f"malformed JSON: {_cut(str(e))}") from None
+        reason = f"malformed JSON: {_cut(str(e))}"
+        raise ApiError(400, reason, [FieldError("body", reason)]) from None
 
 
 def _field_errors(error: Exception) -> Iterator[FieldError]:

@@ -20,17 +20,18 @@ def within_4_sigma(samples: list[float], exact: float) -> bool:
     return abs(mean - exact) <= 4 * sigma + 1e-12
 
 
-def assert_next_roll_matches(position: Position, seed: int, n: int = N) -> None:
-    """Bust, brains and shotguns of one roll, simulated n times, against the exact distribution."""
+def assert_next_roll_matches(position: Position, seed: int, n: int = N, action: str | None = None) -> None:
+    """Bust, brains and shotguns of one roll (of `action`, with the School Bus), simulated n times, against
+    the exact distribution."""
     rng = random.Random(seed)
     busts, brains, shotguns = [], [], []
+    exact = next_roll(position, action)
     for _ in range(n):
         turn = Turn.at(position)
-        b, s = roll_once(turn, rng)
+        b, s = roll_once(turn, rng, exact.action)
         busts.append(float(turn.bust))
         brains.append(b)
         shotguns.append(s)
-    exact = next_roll(position)
     assert within_4_sigma(busts, float(exact.bust))
     assert within_4_sigma(brains, float(exact.expected_brains))
     assert within_4_sigma(shotguns, float(sum(s * p for _, s, p in exact.outcomes)))

@@ -122,7 +122,7 @@ def test_spec_states_the_game_bounds() -> None:
     assert schemas["Recycle"]["enum"] == list(RECYCLE_VARIANTS)
     assert schemas["Banked"]["maximum"] == MAX_BANKED
     assert (schemas["Footprints"]["maxItems"], schemas["Shotguns"]["maxItems"], schemas["Brains"]["maxItems"]) == (
-        3, 2, 13)
+        3, 3, 13)  # 3 shotgun dice under Santa's helmet (tests/test_api_expansions.py)
     pattern = schemas["Objective"]["pattern"]
     assert [k for k in range(0, 100) if re.search(pattern, f"reach:{k}")] == list(range(1, 41))
     assert not re.search(pattern, "junk")
@@ -313,7 +313,7 @@ BAD_BODIES = [
     ("only 1 die out of the cup", {"footprints": ["green"]}, 422, "footprints"),
     ("reach:0", {"objective": "reach:0"}, 422, "objective"),
     ("reach:41", {"objective": "reach:41"}, 422, "objective"),
-    ("objective junk", {"objective": "win"}, 422, "objective"),
+    ("objective junk", {"objective": "winning"}, 422, "objective"),
     ("rule:0,1 matches the pattern, not the rules", {**WORKED, "objective": "rule:0,1"}, 422, "objective"),
     ("rule:101,3", {**WORKED, "objective": "rule:101,3"}, 422, "objective"),
     ("a string where a list belongs", {"footprints": "green,red", "shotguns": ["red"]}, 422, "footprints"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from api import cli
+from workers.store import Store
+from workers.tasks import table_key
 
 WORKED = ["--footprints", "green,red", "--brains", "green", "--shotguns", "red"]
 
@@ -78,3 +81,23 @@ def test_serve_runs_gunicorn_on_a_warm_preloaded_app(warm: None, monkeypatch: py
 
 def test_serve_refuses_zero_workers() -> None:
     assert run("serve", "--workers", "0").exit_code == 2
+
+
+def test_tables_build_computes_once_and_says_where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process (no REDIS_URL): the job runs in a thread of the command, followed by a progress bar."""
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    key = table_key("original", "before-draw", 2)
+    result = run("tables", "build", "--mode", "original")
+    assert result.exit_code == 0, result.output
+    data, digest = Store(tmp_path).get(key)
+    assert f"stored {key.name} in {tmp_path} (sha256 {digest})" in result.output
+    assert f"P(first player wins) = {data['p_first_player_wins']:.6f}" in result.output
+    assert "original, before-draw, 2 players" in result.output  # the progress bar's label
+    again = run("tables", "build", "--variant", "before-draw")
+    assert again.exit_code == 0 and f"(sha256 {digest})" in again.output
+    assert Store(tmp_path).writes(key) == 1  # a stored table is not computed again
+
+
+def test_tables_build_refuses_more_players() -> None:
+    result = run("tables", "build", "--players", "3")
+    assert result.exit_code == 2 and "only two-player tables" in result.output

@@ -5,8 +5,11 @@
 
 Without `REDIS_URL` (the embedded default) tasks run eagerly in the calling process, the same code,
 so a fresh machine needs nothing but Python. JSON is the only serializer accepted (no pickle). Tasks
-acknowledge late and are redelivered if their worker dies, so the visibility timeout is set above the
-longest task.
+acknowledge late and are redelivered if their worker dies: after the visibility timeout
+(`ZOMBIE_ODDS_VISIBILITY_TIMEOUT`, default 3600 s, far above the longest task, a few seconds),
+Redis hands an unacknowledged message to another worker. Calls to Redis fail fast (a few retries
+within about a second) so that an API request never hangs on it. Every worker sweeps for lost jobs
+(`ResumeLostJobs`) when it connects to the broker, again after each reconnection, and periodically.
 """
 
 from __future__ import annotations
@@ -14,11 +17,20 @@ from __future__ import annotations
 import os
 import threading
 
-from celery import Celery
+from celery import Celery, bootsteps
 
-__all__ = ["app", "configure"]
+from .schedule import beat_schedule
 
-app = Celery("zombie_odds", include=["workers.tasks"])
+__all__ = ["app", "configure", "visibility_timeout"]
+
+app = Celery("zombie_odds", include=["workers.tasks", "workers.reports"])
+
+FAIL_FAST = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+
+
+def visibility_timeout() -> int:
+    """Seconds before Redis redelivers a message no worker acknowledged (its worker died)."""
+    return int(os.environ.get("ZOMBIE_ODDS_VISIBILITY_TIMEOUT", "3600"))
 
 
 def configure(celery: Celery, redis_url: str | None = None) -> Celery:
@@ -35,15 +47,27 @@ def configure(celery: Celery, redis_url: str | None = None) -> Celery:
         task_track_started=True,
         result_extended=True,
         broker_connection_retry_on_startup=True,
+        beat_schedule=beat_schedule(),  # the reports (workers/schedule.py: ZOMBIE_ODDS_REPORT_SCHEDULE)
     )
     if url:
+        timeout = visibility_timeout()
+        transport = {
+            "visibility_timeout": timeout,
+            # look for messages to redeliver every quarter of the timeout (kombu's default: 100 s)
+            "unacked_restore_interval": max(1, min(60, timeout // 4)),
+            "unacked_restore_throttle": 1,
+            "socket_connect_timeout": 2,
+        }
         celery.conf.update(
             broker_url=url,
             result_backend=url,
             task_always_eager=False,
-            broker_transport_options={"visibility_timeout": 3600},  # above the longest task (minutes)
-            result_backend_transport_options={"visibility_timeout": 3600},
+            broker_transport_options=transport,
+            result_backend_transport_options={"retry_policy": FAIL_FAST},
+            redis_socket_connect_timeout=2,
+            task_publish_retry_policy=FAIL_FAST,
             result_expires=7 * 24 * 3600,
+            worker_cancel_long_running_tasks_on_connection_loss=False,  # they finish; their result may be lost
         )
     else:
         celery.conf.update(
@@ -58,7 +82,31 @@ def configure(celery: Celery, redis_url: str | None = None) -> Celery:
     celery._backend_cache = None
     celery._local = threading.local()
     celery._pool = None
+    if "amqp" in celery.__dict__:  # its producers hold connections from the old pool
+        celery.amqp._producer_pool = None
     return celery
 
 
+class ResumeLostJobs(bootsteps.StartStopStep):
+    """On every (re)connection to the broker, and then periodically, resume the table jobs that lost
+    their messages (Redis restarted empty, or a launch failed): see `workers.tasks.resume_lost_jobs`."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def start(self, c) -> None:
+        from .tasks import resume_lost_jobs
+
+        resume_lost_jobs()
+        every = max(1, min(60, visibility_timeout() // 4))
+        self.tref = c.timer.call_repeatedly(every, resume_lost_jobs)
+
+    def stop(self, c) -> None:
+        if getattr(self, "tref", None) is not None:
+            self.tref.cancel()
+            self.tref = None
+
+    shutdown = stop
+
+
+app.steps["consumer"].add(ResumeLostJobs)
 configure(app)

@@ -10,25 +10,31 @@ A crash, a restart of the API, the workers or Redis loses nothing and never expo
   recomputed rather than served.
 
 Keys are versioned (kind, mode, rules variant, player count, engine version), so a new engine never
-reads an old engine's table.
+reads an old engine's table. A job's own record (`JobKey`, its checkpoint: see workers/tasks.py) is an
+entry like any other. Every write appends one line to ``journal.log`` (time, entry, sha256): an audit of
+what was computed when, and how the tests count that a table was written exactly once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Key", "Store", "CorruptEntry", "ENGINE_VERSION"]
+__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION"]
 
 # Bump when a change to analysis/ changes any number a stored table holds.
 ENGINE_VERSION = "1"
+
+log = logging.getLogger(__name__)
 
 _SAFE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -39,29 +45,49 @@ class CorruptEntry(Exception):
 
 @dataclass(frozen=True)
 class Key:
-    """What a stored entry is: e.g. Key("table", "original", "before-draw", 2)."""
+    """What a stored entry is: e.g. Key("table", "original", "before-draw", 2). A `tag` tells apart
+    entries of one kind made from other inputs (a report: its period and the digest of its inputs)."""
 
     kind: str
     mode: str
     variant: str
     players: int
     engine: str = ENGINE_VERSION
+    tag: str = ""
 
     def __post_init__(self) -> None:
-        for part in (self.kind, self.mode, self.variant, self.engine):
-            if not _SAFE.match(part):  # never a path component that could escape the store
+        for part in (self.kind, self.mode, self.variant, self.engine, *((self.tag,) if self.tag else ())):
+            if not _SAFE.match(part) or "--" in part:  # never a path component that could escape the store
                 raise ValueError(f"unsafe key component {part!r}")
         if not isinstance(self.players, int) or not 1 <= self.players <= 8:
             raise ValueError("players must be 1..8")
 
     @property
     def name(self) -> str:
-        return f"{self.kind}--{self.mode}--{self.variant}--p{self.players}--v{self.engine}"
+        tag = f"--{self.tag}" if self.tag else ""
+        return f"{self.kind}--{self.mode}--{self.variant}--p{self.players}--v{self.engine}{tag}"
 
     @classmethod
     def parse(cls, name: str) -> Key:
-        kind, mode, variant, players, engine = name.split("--")
-        return cls(kind, mode, variant, int(players.removeprefix("p")), engine.removeprefix("v"))
+        kind, mode, variant, players, engine, *tag = name.split("--")
+        if len(tag) > 1 or not players.startswith("p") or not engine.startswith("v"):
+            raise ValueError(f"not a key: {name!r}")
+        return cls(kind, mode, variant, int(players.removeprefix("p")), engine.removeprefix("v"), *tag)
+
+
+@dataclass(frozen=True)
+class JobKey:
+    """A job's durable record, by job id (a UUID, or any safe name: never a path)."""
+
+    id: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not _SAFE.match(self.id) or "--" in self.id:
+            raise ValueError(f"unsafe job id {self.id!r}")
+
+    @property
+    def name(self) -> str:
+        return f"job--{self.id}"
 
 
 def _digest(data: Any) -> str:
@@ -75,10 +101,10 @@ class Store:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
 
-    def _path(self, key: Key) -> Path:
+    def _path(self, key: Key | JobKey) -> Path:
         return self.root / f"{key.name}.json"
 
-    def put(self, key: Key, data: Any) -> str:
+    def put(self, key: Key | JobKey, data: Any) -> str:
         """Write `data` atomically; returns its sha256 (also the entry's strong ETag)."""
         self.root.mkdir(parents=True, exist_ok=True)
         digest = _digest(data)
@@ -98,9 +124,11 @@ class Store:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+        with open(self.root / "journal.log", "a") as journal:  # one short line per write: appends are atomic
+            journal.write(f"{time.time():.3f} {key.name} {digest}\n")
         return digest
 
-    def get(self, key: Key) -> tuple[Any, str] | None:
+    def get(self, key: Key | JobKey) -> tuple[Any, str] | None:
         """(data, sha256) if stored and intact; None if absent. A corrupt file raises CorruptEntry."""
         path = self._path(key)
         try:
@@ -114,11 +142,28 @@ class Store:
             ok = False
         if not ok:
             os.replace(path, path.with_suffix(".corrupt"))
+            log.error("%s: checksum mismatch; moved aside to %s, never served", key.name, path.with_suffix(".corrupt"))
             raise CorruptEntry(f"{key.name}: checksum mismatch; moved aside to be recomputed")
         return envelope["data"], envelope["sha256"]
 
-    def __contains__(self, key: Key) -> bool:
+    def __contains__(self, key: Key | JobKey) -> bool:
         return self._path(key).exists()
+
+    def writes(self, key: Key | JobKey) -> int:
+        """How many times `key` was written (from the journal)."""
+        try:
+            lines = (self.root / "journal.log").read_text().splitlines()
+        except FileNotFoundError:
+            return 0
+        return sum(line.split(" ")[1] == key.name for line in lines if line.count(" ") == 2)
+
+    def jobs(self) -> Iterator[JobKey]:
+        """Every job record, oldest name first."""
+        for path in sorted(self.root.glob("job--*.json")):
+            try:
+                yield JobKey(path.stem.removeprefix("job--"))
+            except ValueError:
+                continue
 
     def keys(self) -> Iterator[Key]:
         if not self.root.exists():
@@ -128,5 +173,5 @@ class Store:
                 continue
             try:
                 yield Key.parse(path.stem)
-            except ValueError:
+            except ValueError:  # job records and stray files
                 continue

@@ -1,32 +1,53 @@
-"""Celery tasks: thin calls into analysis.game, composed into one graph per table.
+"""Celery tasks: thin calls into analysis.game, composed into one graph per table, resumable after any fault.
 
 A two-player table is solved layer by layer (`analysis.game.game_layers`): the units of a layer
 (independent score pairs) run in parallel on any worker as the header of a chord, and the chord's
-body, `advance`, joins them and starts the next layer's chord with everything known so far; after the
-last layer it stores the table atomically. Progress (layers done / total) and the outcome are recorded
-under the job's own id in the result backend, so `AsyncResult(job_id)` answers for the whole graph.
-Every task is pure given its arguments (idempotent), acknowledged late (a killed worker's task is
-redelivered), and retried only for transient faults (the broker or the disk briefly unavailable).
+body, `advance`, joins them and starts the next layer's chord; after the last layer it stores the
+table atomically. Every task is pure given its arguments (idempotent), acknowledged late (a killed
+worker's task is redelivered) and retried only for transient faults.
+
+Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store) is its
+checkpoint. `advance` writes it after every layer (the values known so far, the layers done) before
+it launches the next one, so when Redis restarts empty, or a launch fails, `resume_lost_jobs` (run by
+every worker on connecting to the broker, and periodically) starts the job again from its last layer.
+Each launch of a job is a *run* with its own token, and a task of a superseded run, or a repeated
+message of one already recorded, does nothing: a table is written once, and only whole
+(`analysis.game.assemble` refuses a table with a missing value). Progress is also written under the
+job's id in the result backend, which is how a sweep tells a job in flight from a lost one.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 import uuid
 from typing import Any
 
 from celery import chord, current_app, group, shared_task
-from celery.result import AsyncResult
 from kombu.exceptions import OperationalError
+from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from analysis.dice import MODES
 from analysis.game import WorkUnit, assemble, game_layers, merge, solve_layer
 
-from .store import Key, Store
+from .celery_app import visibility_timeout
+from .store import CorruptEntry, JobKey, Key, Store
 
-__all__ = ["solve_unit", "advance", "start_table_job", "store", "table_key", "job_status"]
+__all__ = ["BrokerUnavailable", "solve_unit", "advance", "launch", "start_table_job", "resume_lost_jobs", "store",
+           "table_key", "job_status"]
 
-TRANSIENT = (OperationalError, ConnectionError, TimeoutError)
+log = logging.getLogger(__name__)
+
+TRANSIENT = (OperationalError, ConnectionError, TimeoutError, RedisConnectionError, RedisTimeoutError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5, "acks_late": True}
+VARIANTS = ("before-draw", "draw-then-recycle")
+
+
+class BrokerUnavailable(RuntimeError):
+    """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read)."""
 
 
 def store() -> Store:
@@ -38,70 +59,226 @@ def table_key(mode: str, variant: str, players: int) -> Key:
     return Key("table", mode, variant, players)
 
 
+# -- the job's durable record ------------------------------------------------------------------------
+
+
+def _load(job_id: str) -> dict[str, Any] | None:
+    """The job's record, or None: no such job, an id that is not one, or a record that failed its checksum."""
+    try:
+        entry = store().get(JobKey(job_id))
+    except (ValueError, CorruptEntry):
+        return None
+    return entry[0] if entry else None
+
+
+def _save(record: dict[str, Any]) -> None:
+    record["updated"] = time.time()
+    store().put(JobKey(record["id"]), record)
+
+
+def _meta(record: dict[str, Any]) -> dict[str, Any]:
+    return {"done": record["done"], "total": record["total"], "mode": record["mode"],
+            "variant": record["variant"], "players": record["players"]}
+
+
+def _superseded(job_id: str, run: str) -> bool:
+    record = _load(job_id)
+    return record is None or record["run"] != run or record["state"] != "running"
+
+
+def _fail(job_id: str, run: str, error: Exception) -> None:
+    record = _load(job_id)
+    if record is None or record["run"] != run:
+        return
+    record.update(state="failed", error=f"{type(error).__name__}: {error}")
+    _save(record)
+    current_app.backend.store_result(job_id, {**_meta(record), "error": record["error"]}, "FAILURE")
+
+
+# -- tasks ------------------------------------------------------------------------------------------------
+
+
 @shared_task(**RETRY)
-def solve_unit(known: dict[str, Any], unit: dict[str, Any]) -> dict[str, Any]:
-    """Solve one unit of a layer given every earlier layer's values; returns them plus this unit's."""
-    return merge(known, solve_layer(WorkUnit.from_dict(unit), known))
-
-
-def _join(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Join the units of one layer: each result holds the earlier layers too, so keep each pair once."""
-    pairs = {}
-    out: dict[str, Any] = {}
-    for result in results:
-        for a, b, x, y in result.get("pairs", []):
-            pairs[(a, b)] = [a, b, x, y]
-        if "tiebreak" in result:
-            out["tiebreak"], out["final"] = result["tiebreak"], result["final"]
-    out["pairs"] = sorted(pairs.values())
-    return out
-
-
-def _record(job_id: str, state: str, meta: dict[str, Any]) -> None:
-    current_app.backend.store_result(job_id, meta, state)
+def solve_unit(known: dict[str, Any], unit: dict[str, Any], job_id: str, run: str) -> dict[str, Any]:
+    """Solve one unit of a layer given every earlier layer's values; returns this unit's values only."""
+    if _superseded(job_id, run):
+        return {}
+    try:
+        return solve_layer(WorkUnit.from_dict(unit), known)
+    except TRANSIENT:
+        raise
+    except Exception as e:  # a bug or a bad job, not a fault: the job fails and says why
+        _fail(job_id, run, e)
+        raise
 
 
 @shared_task(**RETRY)
-def advance(results: list[dict[str, Any]], job: dict[str, Any], layer: int) -> dict[str, Any]:
-    """Layer `layer - 1` is done: join it, then start layer `layer`, or store the table after the last."""
-    known = _join(results)
-    layers = game_layers(job["mode"], job["variant"], job["split"])
-    if layer < len(layers):
-        _record(job["id"], "PROGRESS", {"done": layer, "total": len(layers) + 1, **_describe(job)})
-        _launch(job, layers, layer, known)
-        return {"layer": layer}
-    solution = assemble(job["mode"], job["variant"], [known])
-    key = table_key(job["mode"], job["variant"], job["players"])
+def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) -> dict[str, Any]:
+    """Layer `layer` is done: checkpoint it, then launch the next layer, or store the table after the last."""
+    record = _load(job_id)
+    if record is None or record["run"] != run or record["state"] != "running" or record["done"] != layer:
+        return {"stale": True}  # a superseded run, or a message delivered twice: already recorded
+    try:
+        for result in results:
+            record["known"] = merge(record["known"], result)
+        record["done"] = layer + 1
+        layers = game_layers(record["mode"], record["variant"], record["split"])
+        if record["done"] < len(layers):
+            _save(record)
+            _launch(record, layers)
+            return {"layer": layer}
+        return _finish(record)
+    except (*TRANSIENT, BrokerUnavailable):  # a fault, not a failure: the sweep resumes the job
+        raise
+    except Exception as e:
+        _fail(job_id, run, e)
+        raise
+
+
+@shared_task(ignore_result=True, **RETRY)
+def launch(job_id: str, run: str) -> None:
+    """Start the job's next layer from its durable record. The API publishes only this one message, with
+    no result to wait for, so it never subscribes to anything in Redis."""
+    record = _load(job_id)
+    if record is not None and record["run"] == run and record["state"] == "running":
+        _launch(record, game_layers(record["mode"], record["variant"], record["split"]))
+
+
+def _finish(record: dict[str, Any]) -> dict[str, Any]:
+    solution = assemble(record["mode"], record["variant"], [record["known"]])
+    key = table_key(record["mode"], record["variant"], record["players"])
     digest = store().put(key, solution.to_dict())
-    summary = {"done": len(layers) + 1, "total": len(layers) + 1, **_describe(job), "key": key.name,
-               "sha256": digest, "p_first_player_wins": solution.p_first_player_wins}
-    _record(job["id"], "SUCCESS", summary)
+    record.update(state="done", done=record["total"], known={},
+                  summary={"key": key.name, "sha256": digest, "p_first_player_wins": solution.p_first_player_wins})
+    _save(record)
+    summary = {**_meta(record), **record["summary"]}
+    current_app.backend.store_result(record["id"], summary, "SUCCESS")
     return summary
 
 
-def _describe(job: dict[str, Any]) -> dict[str, Any]:
-    return {"mode": job["mode"], "variant": job["variant"], "players": job["players"]}
+def _launch(record: dict[str, Any], layers: list[list[WorkUnit]]) -> None:
+    """Record progress in the backend and start the chord of layer `done`; a failure marks the job stalled."""
+    job_id, run, layer = record["id"], record["run"], record["done"]
+    try:
+        current_app.backend.store_result(job_id, _meta(record), "PROGRESS")
+        units = group(solve_unit.s(record["known"], unit.to_dict(), job_id, run) for unit in layers[layer])
+        chord(units, advance.s(job_id, run, layer)).apply_async()
+    except TRANSIENT as e:
+        record["stalled"] = f"{type(e).__name__}: {e}"
+        _save(record)  # the next sweep resumes it from here
+        raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
 
 
-def _launch(job: dict[str, Any], layers: list[list[WorkUnit]], layer: int, known: dict[str, Any]) -> None:
-    units = group(solve_unit.s(known, unit.to_dict()) for unit in layers[layer])
-    chord(units, advance.s(job, layer + 1)).apply_async()
+# -- starting, resuming, following -----------------------------------------------------------------------
 
 
 def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, split: int = 2,
                     job_id: str | None = None) -> str:
-    """Start computing one table; returns the job id to follow with `job_status`."""
+    """Start computing one table; returns the job id to follow with `job_status`.
+
+    A job already running for the same table is not started twice: its id is returned. Raises
+    ValueError for a table that cannot be computed, `BrokerUnavailable` when Redis is down.
+    """
     if players != 2:
         raise ValueError("only two-player tables are computed by workers so far")
-    job = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players, "split": split}
+    if mode not in MODES or variant not in VARIANTS:
+        raise ValueError(f"no table for mode {mode!r}, variant {variant!r}")
+    if job_id is None:
+        for key in store().jobs():
+            other = _load(key.id)
+            if other and other["state"] == "running" and (other["mode"], other["variant"], other["players"]) == (
+                    mode, variant, players):
+                return other["id"]
     layers = game_layers(mode, variant, split)
-    _record(job["id"], "PROGRESS", {"done": 0, "total": len(layers) + 1, **_describe(job)})
-    _launch(job, layers, 0, {})
-    return job["id"]
+    record = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players,
+              "split": split, "state": "running", "run": uuid.uuid4().hex, "done": 0, "total": len(layers) + 1,
+              "known": {}}
+    JobKey(record["id"])  # a safe id, or ValueError before anything is written
+    try:
+        current_app.backend.store_result(record["id"], _meta(record), "PROGRESS")  # before the record: a
+        _save(record)  # sweep never mistakes a job being started for a lost one
+        launch.delay(record["id"], record["run"])
+    except TRANSIENT as e:
+        if JobKey(record["id"]) in store():  # saved but never queued: say so (starting again makes a new job)
+            record.update(state="failed", error="the job queue (Redis) became unavailable before the job was queued")
+            _save(record)
+        raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
+    return record["id"]
+
+
+def _lost(record: dict[str, Any]) -> bool:
+    """A running job no message will advance: its launch failed, Redis forgot it, or it stopped moving."""
+    if record.get("stalled"):
+        return True
+    if current_app.backend.get_task_meta(record["id"])["status"] == "PENDING":
+        return True  # Redis restarted empty: the job's messages went with its progress record
+    return time.time() - record["updated"] > visibility_timeout() + 60
+
+
+def _redis() -> Redis | None:
+    """The result backend's Redis client; None in-process."""
+    client = getattr(current_app.backend, "client", None)
+    return client if isinstance(client, Redis) else None
+
+
+def _claim(name: str, seconds: int = 30) -> bool:
+    """One worker of many wins (a Redis SET NX); in-process there is only one."""
+    client = _redis()
+    return client is None or bool(client.set(f"zombie-odds:{name}", 1, nx=True, ex=seconds))
+
+
+def resume_lost_jobs() -> list[str]:
+    """Start a new run of every lost job from its last checkpoint; returns their ids. Never raises: a job
+    that cannot be resumed now (Redis down again, a disk error) is tried again by the next sweep."""
+    resumed = []
+    for key in store().jobs():
+        try:
+            record = _load(key.id)
+            if record is None or record.get("state") != "running" or not _lost(record):
+                continue
+            if not _claim(f"resume:{record['id']}"):
+                continue
+            record.pop("stalled", None)
+            record["run"] = uuid.uuid4().hex
+            _save(record)
+            log.warning("resuming table job %s at layer %d of %d", record["id"], record["done"], record["total"] - 1)
+            _launch(record, game_layers(record["mode"], record["variant"], record["split"]))
+            resumed.append(record["id"])
+        except Exception:
+            log.exception("could not resume job %s; the next sweep will try again", key.id)
+    return resumed
+
+
+def _broker_down() -> str | None:
+    """Why Redis cannot be reached now, or None (always None in-process)."""
+    client = _redis()
+    if client is None:
+        return None
+    try:
+        client.ping()
+    except TRANSIENT as e:
+        return f"{type(e).__name__}: {e}"
+    return None
 
 
 def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
-    """(state, meta) of a table job: PROGRESS with done/total, SUCCESS with the stored table, or FAILURE."""
-    result = AsyncResult(job_id, app=current_app)
-    meta = result.info if isinstance(result.info, dict) else {"error": str(result.info)}
-    return result.state, meta
+    """(state, meta) of a table job, from its durable record (so it answers with Redis down or restarted).
+
+    PROGRESS with `done`/`total` layers; SUCCESS with the stored table's `key`, `sha256` and
+    `p_first_player_wins`; FAILURE with `error`; PENDING (empty meta) for an unknown id. A job in
+    progress while Redis is unreachable also says `broker: unavailable` and why, in `detail`: it
+    resumes from its last finished layer when Redis is back.
+    """
+    record = _load(job_id)
+    if record is None:
+        return "PENDING", {}
+    meta = _meta(record)
+    if record["state"] == "done":
+        return "SUCCESS", {**meta, **record["summary"]}
+    if record["state"] == "failed":
+        return "FAILURE", {**meta, "error": record["error"]}
+    down = _broker_down()
+    if down:
+        meta.update(broker="unavailable", detail=f"the job queue (Redis) is unavailable ({down}); the job resumes "
+                    f"from its last finished layer ({record['done']} of {record['total'] - 1}) when it is back")
+    return "PROGRESS", meta

@@ -27,7 +27,7 @@ import numpy as np
 from .duel import CAP, GOAL, Values, pairs_of, phase, solve_tiebreak, solve_total
 from .kernel import Kernel, kernel_for
 from .play import policy_table
-from .solution import solve_game
+from .solution import GameSolution, solve_game
 
 __all__ = ["Rule", "parse_rule", "rule_win_probability", "rule_game"]
 
@@ -78,13 +78,14 @@ def parse_rule(text: str) -> Rule:
 
 
 def rule_game(rule: Rule, rule_seat: int, mode: str = "original", recycle: str = "before-draw",
-              opponent: str = "optimal", cap: int = CAP) -> Values:
+              opponent: str = "optimal", cap: int = CAP, solution: GameSolution | None = None) -> Values:
     """The start-of-turn values (duel.Values: each mover's win probability) of the game between the
-    rule in seat `rule_seat` and the opponent (``optimal`` or ``best-response``)."""
+    rule in seat `rule_seat` and the opponent (``optimal`` or ``best-response``). The optimal opponent
+    plays `solution` when given (a stored table), else the game solved in this process."""
     if rule_seat not in (1, 2) or opponent not in ("optimal", "best-response"):
         raise ValueError("rule_seat is 1 or 2; opponent is 'optimal' or 'best-response'")
     kernel = kernel_for(mode, recycle)
-    other = policy_table(solve_game(mode, recycle, cap)) if opponent == "optimal" else None
+    other = policy_table(solution or solve_game(mode, recycle, cap)) if opponent == "optimal" else None
     players = (rule, other) if rule_seat == 1 else (other, rule)
     w, f, _ = solve_tiebreak(kernel, cap, GOAL, players)
     v = Values(GOAL, np.full((GOAL, GOAL), np.nan), np.full((GOAL, GOAL), np.nan), f, w)

@@ -1,0 +1,123 @@
+"""Should I roll? answered by the probability of winning the game, for a position in the middle of a turn.
+
+A `Position` (the dice of this turn) plus the game situation (`GameScores`: both players' scores
+before this turn and the mover's seat) is one point of the solved two-player game: the dice state
+is an index of the mode's transition table (``table_for(mode, recycle).index``, as analysis.odds
+uses it) and the turn total is the position's score (brains noted plus the brain pile), which is
+what `GameSolution.decision` takes. `check_scores` refuses a game situation that cannot be the start
+of a turn, naming each field at fault (`scores`, `seat`, `final_round`).
+
+A turn total above the level from which every dice state stops for sure (`duel.certain_tops`) is
+answered without a sweep: rolling once and then stopping is worth, as the sweep computes it (a roll
+that leaves the dice as they were is rolled again, see kernel.py),
+``S(0) + sum_d P_d(i) (S(T + d) - S(0)) / (1 - p_i)``. The sweep up to such a total would cost
+hundreds of megabytes for a turn of a thousand brains; below it, levels stay under ``goal + cap``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..position import FieldError, Position, PositionError
+from ..table import table_for
+from .duel import GOAL, certain_tops, phase, stop_values
+from .kernel import kernel_for
+from .solution import GameDecision, GameSolution
+
+__all__ = ["GameScores", "WinAdvice", "check_scores", "win_advice"]
+
+
+@dataclass(frozen=True)
+class GameScores:
+    """The game before this turn: the mover's score, the other player's, the mover's seat (1 moves
+    first in a round). ``phase`` is duel.phase's: ``normal``, ``beat`` or ``tiebreak``."""
+
+    mover: int
+    other: int
+    seat: int
+    phase: str
+
+    @property
+    def final_round(self) -> bool:
+        """Someone has ended a turn at the goal or more (the final round, or a tie-break round)."""
+        return self.phase != "normal"
+
+
+@dataclass(frozen=True)
+class WinAdvice:
+    """The decision by probability of winning: each action's P(win), the best, and what the worse
+    one gives up (``cost``; None at the start of a turn, where rolling is compulsory)."""
+
+    scores: GameScores
+    action: str  # "roll", "stop" or "tie"
+    roll: float
+    stop: float
+    cost: float | None
+    turn_start: float  # P(the mover wins) from the start of this turn
+
+
+def check_scores(scores: list[int], seat: int | None, final_round: bool | None = None,
+                 goal: int = GOAL) -> GameScores:
+    """The game situation named by the request's fields, or a PositionError naming each fault."""
+    errors = []
+    if len(scores) != 2:
+        errors.append(FieldError("scores", f"{len(scores)} players: the probability of winning is computed for "
+                                           "two players only (the mover's score, then the other's)"))
+    if seat is None:
+        errors.append(FieldError("seat", "required with scores: 1 if the player to move plays first in a round, "
+                                         "2 if it plays second"))
+    elif seat not in (1, 2):
+        errors.append(FieldError("seat", f"seat {seat}: two players sit in seats 1 and 2"))
+    if errors:
+        raise PositionError(errors)
+    mover, other = scores
+    try:
+        kind = phase(goal, seat, mover, other)
+    except ValueError:
+        raise PositionError([FieldError("scores", _over(goal, seat, mover, other))]) from None
+    game = GameScores(mover, other, seat, kind)
+    if final_round is not None and final_round != game.final_round:
+        reason = (f"true, but nobody has {goal} brains: the final round starts when a player ends a turn with "
+                  f"{goal} or more" if final_round else
+                  f"false, but a player has {goal} brains or more: the final round is on")
+        raise PositionError([FieldError("final_round", reason)])
+    return game
+
+
+def _over(goal: int, seat: int, mover: int, other: int) -> str:
+    """Why seat `seat` at ``mover`` against ``other`` is no start of a turn."""
+    if seat == 2:
+        return f"seat 2 at {mover} against {other}: the game is over (seat 2 ended a round ahead, at {goal} or more)"
+    if seat == 1 and other >= goal:
+        return (f"seat 1 at {mover} against {other}: the game is over (seat 2 reached {goal}; a tie-break "
+                "round starts from equal scores)")
+    return (f"seat 1 at {mover} against {other}: seat 1 reached {goal}, so seat 2 plays the final turn, "
+            "not seat 1")
+
+
+def win_advice(solution: GameSolution, position: Position, scores: GameScores) -> WinAdvice:
+    """The decision at `position` in the game `scores`, by probability of winning."""
+    if (position.mode, position.recycle) != (solution.mode, solution.recycle):
+        raise ValueError(f"the solution is for {solution.mode}, {solution.recycle}, not {position.mode}, "
+                         f"{position.recycle}")
+    table = table_for(position.mode, position.recycle)
+    if position.state not in table.index:
+        raise PositionError([FieldError("footprints", "no sequence of rolls leaves the dice like this in mode "
+                                                      f"{position.mode}")])
+    i, total = table.index[position.state], position.score
+    game = (scores.seat, scores.mover, scores.other)
+    top = int(certain_tops(kernel_for(solution.mode, solution.recycle), solution.values, *game).max())
+    d = solution.decision(*game, i, total) if total <= top else _roll_once(solution, game, i, total)
+    cost = None if position.turn_start else abs(d.p_win_roll - d.p_win_stop)
+    return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost,
+                     solution.win_probability(scores.seat, scores.mover, scores.other))
+
+
+def _roll_once(solution: GameSolution, game: tuple[int, int, int], i: int, total: int) -> GameDecision:
+    """The decision above every state's certain-stop level: roll once, then stop (module docstring)."""
+    table = table_for(solution.mode, solution.recycle)
+    stop = stop_values(solution.values, *game, total + table.max_delta + 1)
+    gain = sum(float(m[i].sum()) * (stop[total + d] - stop[0]) for d, m in table.matrices.items() if m.nnz)
+    roll = float(stop[0] + gain / (1 - table.self_loop_f[i]))
+    here = float(stop[total])
+    return GameDecision("roll" if roll > here else "stop" if roll < here else "tie", roll, here)

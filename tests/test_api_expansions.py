@@ -1,0 +1,372 @@
+"""The HTTP API in the Double Feature modes and with the School Bus (RULES.md sections 2-3): positions with
+double faces, Santa's effects and Santa kept out, bus tokens and phases, per-action values, CSV and text
+forms, refusals, and /v1/modes as data.
+
+Every position here is near the end of its turn (two shotguns set aside, or three under the helmet):
+each Double Feature position is solved over the states its own turn can reach, which takes a second
+or two there, and minutes earlier in a turn (bench/bench_modes.py). The request examples are the
+spec's own (`POST /v1/odds`), so the documented examples are answered and agree with analysis. The
+School Bus position is tests/test_bus.py's Big Summer Action Movie root (its table is shared).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from flask import Flask
+from flask.testing import FlaskClient
+
+from analysis import EFFECTS, MODES, Position, next_roll, odds
+from api import spec
+from api.cli import main
+from api.odds import room
+
+from .test_api import exact, fields, problem
+
+OPERATION = spec.load()[1]["paths"]["/v1/odds"]["post"]
+EXAMPLES = {name: e["value"] for name, e in OPERATION["requestBody"]["content"]["application/json"]["examples"].items()}
+EXPANSIONS = {name: body for name, body in EXAMPLES.items() if body.get("mode", "original") != "original"
+              or body.get("school_bus")}
+DTV = EXAMPLES["direct-to-video-sequel"]
+EXPANSION_FIELDS = ("double_brains", "double_shotguns", "effects", "kept_out")
+BUS_FIELDS = ("school_bus", "bus_brains", "bus_shotguns", "riding", "bus_out")
+RIDING = EXAMPLES["school-bus-riding"]
+
+
+def query(body: dict[str, Any]) -> dict[str, Any]:
+    """A JSON position as GET query parameters (piles comma-separated, booleans `true` / `false`)."""
+    return {k: ",".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else v
+            for k, v in body.items()}
+
+
+def position_of(body: dict[str, Any]) -> Position:
+    return Position(**{k: tuple(v) if isinstance(v, list) else v for k, v in body.items() if k != "objective"})
+
+
+@pytest.fixture(scope="module")
+def answers(app: Flask) -> dict[str, dict[str, Any]]:
+    """Every request example of POST /v1/odds, answered once (and checked against the spec, as under TESTING)."""
+    out = {}
+    for name, body in EXAMPLES.items():
+        response = app.test_client().post("/v1/odds", json=body)
+        assert response.status_code == 200, response.get_data(as_text=True)
+        out[name] = response.get_json()
+    return out
+
+
+def test_every_mode_has_a_request_example() -> None:
+    assert {body.get("mode", "original") for body in EXAMPLES.values()} == set(MODES)
+
+
+@pytest.mark.parametrize("name", EXPANSIONS)
+def test_get_and_post_agree_in_every_mode(client: FlaskClient, answers: dict[str, Any], name: str) -> None:
+    got = client.get("/v1/odds", query_string=query(EXAMPLES[name]))
+    assert got.status_code == 200
+    assert got.get_json() == answers[name]
+
+
+@pytest.mark.parametrize("name", EXPANSIONS)
+def test_the_position_carries_the_expansion_fields(answers: dict[str, Any], name: str) -> None:
+    body, position = EXAMPLES[name], answers[name]["position"]
+    double_feature = body.get("mode", "original") != "original"
+    for field in EXPANSION_FIELDS:
+        assert sorted(position.get(field, ["absent"])) == (sorted(body.get(field, [])) if double_feature else
+                                                           ["absent"])
+    expected = position_of(body)
+    assert position["score"] == expected.score and position["cup"] == expected.cup
+    bus = {k: position[k] for k in (*BUS_FIELDS, "first_roll") if k in position}
+    assert bus == ({"school_bus": True, "bus_brains": 0, "bus_shotguns": 0, "riding": body.get("riding", False),
+                    "bus_out": False, "first_roll": False} if body.get("school_bus") else {})
+
+
+def test_base_game_answers_are_unchanged(answers: dict[str, Any]) -> None:
+    original = answers["original"]
+    assert list(original["position"]) == ["mode", "footprints", "brains", "shotguns", "banked", "recycle", "score",
+                                          "cup"]
+    assert list(original["decision"]) == ["action", "objective", "roll", "stop"]
+
+
+@pytest.mark.parametrize("name", EXPANSIONS)
+def test_per_action_values_are_analysis_values(answers: dict[str, Any], name: str) -> None:
+    position, decision = position_of(EXAMPLES[name]), answers[name]["decision"]
+    expected = odds(position)
+    assert [a["action"] for a in decision["actions"]] == list(expected.decision.actions)
+    for action in decision["actions"]:
+        assert exact(action["value"]) == expected.decision.actions[action["action"]]
+        if action["action"] == "stop":
+            assert exact(action["value"]) == exact(decision["stop"])
+            assert "next_roll" not in action
+        else:  # every other action rolls: its own roll, summarised
+            roll = expected.next_rolls[action["action"]]
+            assert exact(action["next_roll"]["bust"]) == roll.bust
+            assert exact(action["next_roll"]["expected_brains"]) == roll.expected_brains
+    assert exact(answers[name]["next_roll"]["bust"]) == expected.next_roll.bust
+    rolling = [exact(a["value"]) for a in decision["actions"] if a["action"] != "stop"]
+    assert exact(decision["roll"]) == expected.decision.roll == max(rolling)  # the best rolling action's
+
+
+@pytest.mark.parametrize("objective", ["reach:5", "rule:4,3"])
+def test_other_objectives_in_a_double_feature_mode(client: FlaskClient, objective: str) -> None:
+    body = client.post("/v1/odds", json={**DTV, "objective": objective}).get_json()
+    expected = odds(position_of(DTV), objective).decision
+    assert {a["action"]: exact(a["value"]) for a in body["decision"]["actions"]} == expected.actions
+    assert body["decision"]["action"] == expected.action
+
+
+def test_the_documented_answer_is_the_answer(answers: dict[str, Any]) -> None:
+    documented = OPERATION["responses"]["200"]["content"]["application/json"]["examples"]["direct-to-video-sequel"]
+    assert documented["value"] == answers["direct-to-video-sequel"]
+
+
+def test_a_roll_can_be_expected_to_lose_brains(client: FlaskClient) -> None:
+    """Hottie's shotgun rescues Hunk's double brain: the roll's expected brains is negative, and exact."""
+    body = {"mode": "big-summer-action-movie", "footprints": ["hottie", "red", "red"], "brains": ["hunk", "green"],
+            "double_brains": ["hunk"], "shotguns": ["yellow", "yellow"]}
+    roll = client.post("/v1/odds", json=body).get_json()["next_roll"]
+    assert roll["expected_brains"]["exact"] == "-1/6"
+    assert min(o["brains"] for o in roll["outcomes"]) == -2
+    assert exact(roll["expected_brains"]) == next_roll(position_of(body)).expected_brains
+
+
+def test_csv_rows_of_a_double_feature_answer(client: FlaskClient, answers: dict[str, Any]) -> None:
+    response = client.get("/v1/odds", query_string={**query(DTV), "format": "csv"})
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    table = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
+    keys = [k for k, _ in table[1:]]
+    values = dict(table[1:])
+    assert len(values) == len(keys), "keys are unique"
+    assert keys[keys.index("banked") + 1: keys.index("recycle")] == list(EXPANSION_FIELDS)
+    assert values["double_brains"] == "santa" and values["effects"] == ""
+    decision = answers["direct-to-video-sequel"]["decision"]
+    assert keys[keys.index("stop") + 1: keys.index("stop") + 5] == [
+        "actions.roll", "actions.roll.bust", "actions.roll.expected_brains", "actions.stop"]
+    for action in decision["actions"]:
+        assert float(values[f"actions.{action['action']}"]) == action["value"]["value"]
+    assert float(values["actions.roll.bust"]) == decision["actions"][0]["next_roll"]["bust"]["value"]
+    documented = spec.load()[1]["paths"]["/v1/odds"]["get"]["responses"]["200"]["content"]["text/csv"]["examples"]
+    shown = list(csv.reader(io.StringIO(documented["direct-to-video-sequel"]["value"])))
+    assert all(values[k] == v for k, v in shown[1:]), "the documented CSV rows are the answer's"
+
+
+@pytest.mark.parametrize("field", ["roll", "stop", "action", "bust"])
+def test_one_value_as_text_in_a_double_feature_mode(client: FlaskClient, answers: dict[str, Any], field: str) -> None:
+    answer = answers["direct-to-video-sequel"]
+    text = client.get("/v1/odds.txt", query_string={**query(DTV), "field": field, "exact": "true"})
+    assert text.status_code == 200 and text.mimetype == "text/plain"
+    expected = {"action": answer["decision"]["action"], "bust": answer["next_roll"]["bust"]["exact"]}
+    assert text.get_data(as_text=True) == (expected[field] if field in expected else answer["decision"][field]["exact"])
+
+
+# -- refusals -------------------------------------------------------------------------------------
+
+BAD = [
+    # (id, body, field at fault)
+    ("a Santa effect in a mode without Santa", {"mode": "big-summer-action-movie", "brains": ["green"] * 3,
+                                                "effects": ["helmet"]}, "effects[0]"),
+    ("an effect in the base game", {"brains": ["green"] * 3, "effects": ["energy-drink"]}, "effects[0]"),
+    ("two Hunks", {"mode": "big-summer-action-movie", "brains": ["hunk", "hunk", "green"]}, "brains"),
+    ("Hunk in the original cup", {"brains": ["hunk", "green", "green"]}, "brains[0]"),
+    ("helmet and drink at once", {"mode": "santa-claus-meets-the-zombies", "brains": ["green"] * 3,
+                                  "effects": ["helmet", "energy-drink"]}, "effects[1]"),
+    ("Santa set aside twice", {"mode": "santa-claus-meets-the-zombies", "brains": ["santa", "green", "green"],
+                               "effects": ["helmet"]}, "brains"),
+    ("a double shotgun on Hottie", {"mode": "big-summer-action-movie", "brains": ["green", "green"],
+                                    "shotguns": ["hottie"], "double_shotguns": ["hottie"]}, "double_shotguns"),
+    ("a double brain not in the pile", {"mode": "big-summer-action-movie", "brains": ["green"] * 3,
+                                        "double_brains": ["hunk"]}, "double_brains"),
+    ("a green double brain", {"mode": "big-summer-action-movie", "brains": ["green"] * 3,
+                              "double_brains": ["green"]}, "double_brains"),
+    ("3 shotguns without the helmet", {"mode": "santa-claus-meets-the-zombies", "brains": ["green"],
+                                       "shotguns": ["red"] * 3}, "shotguns"),
+    ("a double shotgun busts", {"mode": "big-summer-action-movie", "brains": ["green"], "shotguns": ["hunk", "red"],
+                                "double_shotguns": ["hunk"]}, "shotguns"),
+    ("Santa kept out with nothing noted", {"mode": "santa-claus-meets-the-zombies", "brains": ["green"] * 3,
+                                           "kept_out": ["santa"]}, "kept_out"),
+    ("a green die kept out", {"mode": "santa-claus-meets-the-zombies", "brains": ["green"] * 3, "banked": 9,
+                              "kept_out": ["green"]}, "kept_out[0]"),
+    ("green footprints under the drink", {"mode": "santa-claus-meets-the-zombies", "footprints": ["green"],
+                                          "brains": ["red", "red"], "effects": ["energy-drink"]}, "footprints"),
+    ("an unknown effect", {"mode": "santa-claus-meets-the-zombies", "effects": ["cocoa"]}, "effects[0]"),
+    ("an unknown mode", {"mode": "zombie-dice-3"}, "mode"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), [c[1:] for c in BAD], ids=[c[0] for c in BAD])
+def test_invalid_combinations_are_refused_naming_the_field(client: FlaskClient, body: dict[str, Any],
+                                                           field: str) -> None:
+    posted = problem(client.post("/v1/odds", json=body), 422)
+    assert field in fields(posted)
+    got = problem(client.get("/v1/odds", query_string=query(body)), 422)
+    assert field in fields(got)
+
+
+# direct-to-video-sequel: what the server solves (api.odds.MAX_ROOM) and what it refuses, never with a 500.
+SEQUEL = "direct-to-video-sequel"
+ROOMS = [
+    # (body, shotguns the turn can still take and go on)
+    ({"mode": SEQUEL}, 3),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green"], "shotguns": ["red"]}, 2),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green", "yellow", "santa"], "shotguns": ["red"]}, 2),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green"], "shotguns": ["santa"]}, 1),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green", "yellow"], "shotguns": ["red", "red"]}, 1),
+    ({"mode": SEQUEL, "footprints": ["green", "red"], "brains": ["green"], "shotguns": ["hunk"],
+      "double_shotguns": ["hunk"]}, 1),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green", "yellow"], "shotguns": ["red", "hottie"],
+      "effects": ["helmet"]}, 1),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green"], "shotguns": ["red"], "effects": ["helmet"]}, 2),
+    ({"mode": "big-summer-action-movie", "footprints": ["green"], "brains": ["green"], "shotguns": ["red"]}, 1),
+    ({"mode": "santa-claus-meets-the-zombies", "brains": ["green"] * 3, "shotguns": ["red"] * 3,
+      "effects": ["helmet"]}, 0),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), ROOMS, ids=range(len(ROOMS)))
+def test_room_counts_the_helmet_santa_may_still_show(body: dict[str, Any], expected: int) -> None:
+    assert room(position_of(body)) == expected
+
+
+@pytest.mark.parametrize(("body", "field"), [(ROOMS[0][0], "mode"), (ROOMS[1][0], "shotguns"),
+                                             (ROOMS[2][0], "shotguns"), (ROOMS[7][0], "shotguns")],
+                         ids=["turn start", "one shotgun", "Santa's brain can be rescued", "one shotgun, helmet"])
+def test_the_sequel_too_early_in_a_turn_is_a_422_naming_why(client: FlaskClient, body: dict[str, Any],
+                                                            field: str) -> None:
+    for response in (client.post("/v1/odds", json=body),
+                     client.get("/v1/odds", query_string={**query(body), "format": "csv"}),
+                     client.get("/v1/odds.txt", query_string={**query(body), "field": "bust"})):
+        refused = problem(response, 422)
+        assert fields(refused) == [field]
+        assert "too large" in refused["detail"] or "too many" in refused["detail"]
+
+
+def test_the_sequel_is_answered_from_two_shotguns(client: FlaskClient) -> None:
+    body = {"mode": SEQUEL, "footprints": ["hottie", "red"], "brains": ["green"], "shotguns": ["red", "red"],
+            "kept_out": ["santa"], "banked": 9}
+    answer = client.post("/v1/odds", json=body).get_json()
+    assert answer["position"]["kept_out"] == ["santa"] and answer["position"]["score"] == 10
+    assert exact(answer["decision"]["stop"]) == 10
+
+
+# -- the School Bus ---------------------------------------------------------------------------------
+
+
+def test_before_boarding_the_bus_is_an_action(answers: dict[str, Any]) -> None:
+    """The base game with the bus (the same whole bus table as tests/test_bus.py's): board, beside roll and stop."""
+    answer = answers["school-bus"]
+    assert [a["action"] for a in answer["decision"]["actions"]] == ["stop", "roll", "board"]
+    assert "double_brains" not in answer["position"] and answer["position"]["school_bus"] is True
+    rolls = {a["action"]: a["next_roll"] for a in answer["decision"]["actions"] if a["action"] != "stop"}
+    assert rolls["board"] != rolls["roll"], "boarding rolls the bus die and 2 new dice"
+
+
+def test_riding_the_bus_offers_stop_stay_and_get_off(answers: dict[str, Any]) -> None:
+    decision = answers["school-bus-riding"]["decision"]
+    assert [a["action"] for a in decision["actions"]] == ["stop", "stay", "get-off"]
+    values = {a["action"]: exact(a["value"]) for a in decision["actions"]}
+    best = max(values.values())
+    assert decision["action"] in {a for a, v in values.items() if v == best} | {"tie"}
+    assert exact(decision["roll"]) == max(values["stay"], values["get-off"])
+
+
+def test_csv_and_text_of_a_school_bus_answer(client: FlaskClient, answers: dict[str, Any]) -> None:
+    table = list(csv.reader(io.StringIO(client.get("/v1/odds", query_string={**query(RIDING), "format": "csv"})
+                                        .get_data(as_text=True))))
+    values = dict(table[1:])
+    assert (values["school_bus"], values["riding"], values["bus_out"], values["first_roll"]) == (
+        "true", "true", "false", "false")
+    assert values["bus_brains"] == "0" and values["double_brains"] == "hunk"
+    actions = {a["action"]: a for a in answers["school-bus-riding"]["decision"]["actions"]}
+    assert float(values["actions.stay"]) == actions["stay"]["value"]["value"]
+    assert float(values["actions.get-off.bust"]) == actions["get-off"]["next_roll"]["bust"]["value"]
+    stay = client.get("/v1/odds.txt", query_string={**query(RIDING), "field": "stay", "exact": "true"})
+    assert stay.status_code == 200 and stay.get_data(as_text=True) == actions["stay"]["value"]["exact"]
+    advice = client.get("/v1/advice.txt", query_string=query(RIDING)).get_data(as_text=True)
+    assert advice == answers["school-bus-riding"]["decision"]["action"]
+    board = problem(client.get("/v1/odds.txt", query_string={**query(RIDING), "field": "board"}), 422)
+    assert fields(board) == ["field"] and "stop, stay, get-off" in board["errors"][0]["reason"]
+
+
+BAD_BUS = [
+    # (id, body, field at fault)
+    ("tokens without the bus", {"brains": ["green"] * 3, "bus_brains": 1}, "bus_brains"),
+    ("riding without the bus", {"brains": ["green"] * 3, "riding": True}, "riding"),
+    ("riding and out at once", {"school_bus": True, "brains": ["green"] * 3, "riding": True, "bus_out": True},
+     "bus_out"),
+    ("tokens before boarding", {"school_bus": True, "brains": ["green"] * 3, "bus_shotguns": 1}, "bus_shotguns"),
+    ("the bus before the first roll", {"school_bus": True, "riding": True}, "riding"),
+    ("three footprints while riding", {"school_bus": True, "footprints": ["green"] * 3, "riding": True},
+     "footprints"),
+    ("negative tokens", {"school_bus": True, "brains": ["green"] * 3, "bus_brains": -1}, "bus_brains"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), [c[1:] for c in BAD_BUS], ids=[c[0] for c in BAD_BUS])
+def test_invalid_bus_fields_are_refused_naming_the_field(client: FlaskClient, body: dict[str, Any],
+                                                         field: str) -> None:
+    assert field in fields(problem(client.post("/v1/odds", json=body), 422))
+    assert field in fields(problem(client.get("/v1/odds", query_string=query(body)), 422))
+
+
+def test_the_bus_turn_start_is_a_422_naming_school_bus(client: FlaskClient) -> None:
+    """The base game's whole bus turn solved exactly from its start takes ~6 min of CPU: refused, with why."""
+    for body in ({"school_bus": True}, {"school_bus": True, "mode": "santa-claus-meets-the-zombies"}):
+        refused = problem(client.post("/v1/odds", json=body), 422)
+        assert fields(refused) == ["school_bus"] and "without school_bus" in refused["errors"][0]["reason"]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"mode": "santa-claus-meets-the-zombies", "school_bus": True, "footprints": ["green", "red"],
+      "brains": ["green"], "shotguns": ["red"]}, "shotguns"),
+    ({"mode": "big-summer-action-movie", "school_bus": True, "footprints": ["green", "red"], "brains": ["green"],
+      "riding": True, "bus_shotguns": 0}, "shotguns"),
+], ids=["Santa's helmet still possible", "no shotgun yet"])
+def test_double_feature_with_the_bus_too_early_is_a_422(client: FlaskClient, body: dict[str, Any],
+                                                        field: str) -> None:
+    refused = problem(client.post("/v1/odds", json=body), 422)
+    assert fields(refused) == [field] and "with the School Bus" in refused["errors"][0]["reason"]
+
+
+# -- /v1/modes ------------------------------------------------------------------------------------
+
+
+def test_modes_are_analysis_data(client: FlaskClient) -> None:
+    modes = {m["name"]: m for m in client.get("/v1/modes").get_json()["modes"]}
+    assert list(modes) == list(MODES)
+    for name, mode in MODES.items():
+        served = modes[name]
+        assert (served["title"], served["bust_at"], served["dice_per_roll"]) == (mode.title, mode.bust_at,
+                                                                                 mode.dice_per_roll)
+        assert [(d["name"], d["count"]) for d in served["dice"]] == list(mode.cup)
+        for die, data in zip(mode.dice, served["dice"]):
+            assert data["colour"] == die.colour and data["stays_out"] == die.stays_out
+            assert [(f["name"], f["brains"], f["shotguns"], f["footprints"], f["effect"]) for f in data["faces"]] == [
+                (f.name, f.brains, f.shotguns, f.footprints, f.effect) for f in die.faces]
+            counts = {f["name"]: f["count"] for f in data["face_counts"]}
+            assert sum(counts.values()) == len(die.faces)
+            assert all(Fraction(n, len(die.faces)) == die.probability(face) for face, n in counts.items())
+        shown = {f.effect for d in mode.dice for f in d.faces}
+        assert served["effects"] == [{"name": e.name, "bust_bonus": e.bust_bonus, "converts": list(e.converts)}
+                                     for e in EFFECTS.values() if e.name in shown]
+        assert [(r["rescuer"], r["rescued"]) for r in served["rescues"]] == list(mode.rescues)
+
+
+def test_the_spec_names_every_die_effect_and_mode() -> None:
+    schemas = spec.load()[1]["components"]["schemas"]
+    assert schemas["ModeName"]["enum"] == list(MODES)
+    assert schemas["EffectName"]["enum"] == list(EFFECTS)
+    doubles = {face: sum(1 for d in {d for m in MODES.values() for d in m.dice} if d.face(face))
+               for face in ("double-brain", "double-shotgun")}
+    assert (schemas["DoubleBrains"]["maxItems"], schemas["DoubleShotguns"]["maxItems"]) == (
+        doubles["double-brain"], doubles["double-shotgun"])
+    top_bust = max(m.bust_at for m in MODES.values()) + sum(e.bust_bonus for e in EFFECTS.values())
+    assert schemas["Shotguns"]["maxItems"] == top_bust - 1
+
+
+def test_the_command_line_refuses_the_sequel_turn_start_like_the_api() -> None:
+    result = CliRunner().invoke(main, ["odds", "--mode", SEQUEL])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("mode: the start of a turn in mode direct-to-video-sequel")

@@ -1,0 +1,466 @@
+"""Zombie Dice 3: School Bus (RULES.md section 3) with every mode: the bus die, positions, every special rule
+alone, the bus tables and their solvers (exact values, loops, cycles), and the Monte Carlo simulator
+(analysis/simulate.py, written again from the rules' text)."""
+
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from analysis import MODES, Position, PositionError, next_roll, odds, parse_objective
+from analysis.dice import BUS
+from analysis.exact import exact_bus_turn, solve_exact, to_fraction
+from analysis.policy import Objective, bus_solve, close_loops
+from analysis.roll import TyreTracks, bus_results, legal_actions
+from analysis.simulate import Turn, _lose_brain, play_turn, roll_once
+from analysis.table import CHANCE, DECISION, bus_table_for
+
+from .montecarlo import N, assert_next_roll_matches, within_4_sigma
+
+ORIGINAL, BSAM, SANTA, DTV = "original", "big-summer-action-movie", "santa-claus-meets-the-zombies", \
+    "direct-to-video-sequel"
+OPTIMAL = Objective()
+
+
+def bus(**fields) -> Position:
+    return Position(school_bus=True, **fields)
+
+
+def _p(roll, pred) -> Fraction:
+    return sum((t.probability for t in roll.transitions if pred(t)), Fraction(0))
+
+
+# -- the bus die and positions ---------------------------------------------------------------------------
+def test_bus_die_faces():
+    p = BUS.face_probabilities
+    assert len(BUS.faces) == 12 and sum(p.values()) == 1
+    assert sum(q for f, q in p.items() if f.brains and not f.shotguns) == Fraction(4, 12)
+    assert sum(f.brains * q for f, q in p.items()) == Fraction(1 + 1 + 2 + 3 + 1 + 2, 12)
+    assert sum(f.shotguns * q for f, q in p.items()) == Fraction(1 + 2 + 1 + 1, 12)
+    assert {f.effect for f in BUS.faces if f.effect} == {"stop", "yield", "dead-end", "tyre-tracks"}
+    assert "bus" not in MODES["original"].die_names  # it never goes into the cup
+
+
+def test_bus_position_fields():
+    p = bus(footprints=["green"], brains=["red"], shotguns=["yellow"], riding=True, bus_brains=3, bus_shotguns=1)
+    assert p.score == 4 and not p.first_roll
+    assert p.bus_state.phase == "riding" and p.bus_state.tokens == 1 and p.bus_state.shotgun_count == 2
+    assert Position.from_bus_state(p.game_mode, p.bus_state, 0, p.recycle, 3) == p
+    assert bus().first_roll and bus().bus_state.phase == "ready"
+    out = bus(footprints=["green"], brains=["red"], shotguns=["yellow"], bus_out=True, bus_brains=2)
+    assert out.bus_state.tokens == 0 and out.score == 3  # once out, tokens are only score
+    with pytest.raises(ValueError):
+        _ = Position().bus_state
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"bus_brains": 1}, "bus_brains", "without school_bus"),
+        ({"bus_shotguns": 1, "brains": ["green"] * 3}, "bus_shotguns", "without school_bus"),
+        ({"riding": True, "brains": ["green"] * 3}, "riding", "without school_bus"),
+        ({"bus_out": True, "brains": ["green"] * 3}, "bus_out", "without school_bus"),
+        ({"school_bus": "yes"}, "school_bus", "true or false"),
+        ({"school_bus": True, "bus_brains": -1}, "bus_brains", "negative"),
+        ({"school_bus": True, "bus_shotguns": 1.5}, "bus_shotguns", "whole number"),
+        ({"school_bus": True, "riding": True}, "riding", "first roll"),
+        ({"school_bus": True, "bus_brains": 2}, "bus_brains", "first roll"),
+        ({"school_bus": True, "brains": ["green"] * 3, "bus_brains": 1}, "bus_brains", "not boarded"),
+        ({"school_bus": True, "brains": ["green"] * 3, "riding": True, "bus_out": True}, "bus_out", "both"),
+        ({"school_bus": True, "footprints": ["green"] * 3, "riding": True}, "footprints", "2 ordinary dice"),
+        ({"school_bus": True, "brains": ["green"], "shotguns": ["red", "red"], "riding": True, "bus_shotguns": 1},
+         "bus_shotguns", "already over"),
+        ({"school_bus": True, "brains": ["green"], "riding": True, "banked": 4}, "banked", "at least"),
+        ({"school_bus": True, "brains": ["green"]}, "footprints", "only 1 dice out"),  # not boarded yet
+    ],
+)
+def test_impossible_bus_positions(fields, field, words):
+    with pytest.raises(PositionError) as info:
+        Position(**fields)
+    assert field in {e.field for e in info.value.errors}, info.value.errors
+    assert any(words in e.reason for e in info.value.errors), info.value.errors
+
+
+def test_a_bus_roll_can_leave_one_die_out():
+    bus(brains=["green"], riding=True)  # stayed on the bus, one brain, one footprint... then tyre tracks
+    bus(footprints=["red"], bus_out=True, bus_brains=2)
+    bus(mode=SANTA, footprints=["green"], brains=["red"], shotguns=["yellow"], effects=["energy-drink"], riding=True)
+
+
+@pytest.mark.parametrize(
+    ("position", "actions"),
+    [
+        (bus(), ("roll",)),
+        (bus(footprints=["green"], brains=["red", "red"]), ("stop", "roll", "board")),
+        (bus(footprints=["green"] * 3), ("stop", "roll")),  # no new die needed: no boarding
+        (bus(footprints=["green"], brains=["red", "red"], riding=True), ("stop", "stay", "get-off")),
+        (bus(footprints=["green"], brains=["red", "red"], bus_out=True), ("stop", "roll")),
+        (Position(footprints=["green"], brains=["red", "red"]), ("stop", "roll")),
+    ],
+)
+def test_legal_actions(position, actions):
+    state = position.bus_state if position.school_bus else position.state
+    assert legal_actions(position.game_mode, state) == actions
+
+
+# -- each rule alone, exactly ------------------------------------------------------------------------------
+def test_first_roll_is_the_same_with_or_without_the_bus():
+    with_bus, without = next_roll(bus()), next_roll(Position())
+    assert with_bus.bust == without.bust and with_bus.outcomes == without.outcomes
+    with pytest.raises(ValueError):
+        next_roll(bus(), "board")
+
+
+# Each special rule alone: a position, an action, which results of its next roll to add up, and their exact
+# probability worked out by hand (RED2: two red footprint dice rolled with the bus, two shotguns set aside).
+RED2 = bus(footprints=["red", "red"], brains=["green"], shotguns=["yellow", "yellow"])
+HUNK = MODES[BSAM].index("hunk")
+RULES = [
+    # STOP (1/12) ends the turn and scores if neither red shoots (1/4) ...
+    ("stop", RED2, "board", lambda t: t.stopped and not t.bust, Fraction(1, 12) * Fraction(1, 4)),
+    # ... but with 3 shotguns it is a bust like any other roll
+    ("stop with 3 shotguns", RED2, "board", lambda t: t.bus == "stop" and t.bust, Fraction(1, 12) * Fraction(3, 4)),
+    # YIELD: a red shotgun is footprints, so no bust, and both reds are in hand unless one shows a brain
+    ("yield: no bust", RED2, "board", lambda t: t.bus == "yield" and t.bust, Fraction(0)),
+    ("yield: red shotgun to footprints", RED2, "board",
+     lambda t: t.bus == "yield" and t.state.dice.hand == (0, 0, 2), Fraction(1, 12) * Fraction(5, 6) ** 2),
+    # DEAD END: every footprint a brain (the hand is empty after it); a bust if both reds shoot
+    ("dead end", RED2, "board", lambda t: t.bus == "dead-end" and not t.bust and not any(t.state.dice.hand),
+     Fraction(1, 12) * Fraction(1, 2) ** 2),  # (neither red shoots)
+    # shotgun tokens count toward the bust: the bus's 2 shotguns (1/12) bust RED2 whatever the reds show
+    ("2 shotgun tokens bust", RED2, "board", lambda t: t.bus == "2-shotguns" and t.bust, Fraction(1, 12)),
+    # tyre tracks when the only brain is Hunk's double: no red brain and not both reds shooting (25/36 - 1/4)
+    ("tyre tracks, only a double brain", bus(mode=BSAM, footprints=["red", "red"], brains=["hunk"],
+                                             double_brains=["hunk"], shotguns=["yellow"]), "board",
+     lambda t: [g for g, _ in t.choices] == ["double:hunk"], Fraction(1, 12) * (Fraction(25, 36) - Fraction(1, 4))),
+    # the rescue stands, then YIELD: Hottie's shotgun (2/6) frees Hunk and joins the hand
+    ("rescue then yield", bus(mode=BSAM, footprints=["hottie", "green"], brains=["hunk", "yellow"],
+                              double_brains=["hunk"], shotguns=["red"]), "board",
+     lambda t: t.bus == "yield" and t.rescued == 2 and t.state.dice.brains[HUNK] == 0,
+     Fraction(1, 12) * Fraction(2, 6)),
+    # the energy drink first, then YIELD: a green is in hand only if it shot (its footprints are brains)
+    ("drink then yield", bus(mode=SANTA, footprints=["green", "green"], brains=["red"], shotguns=["yellow"],
+                             effects=["energy-drink"]), "board",
+     lambda t: t.bus == "yield" and t.state.dice.hand[0] == 2, Fraction(1, 12) * Fraction(1, 6) ** 2),
+    # staying: the two reds go back into the cup, both are drawn again (1 in C(10, 2)) and end in hand: both
+    # footprints with a token face that does not bust (7 of 12), or YIELD (a red shotgun is footprints too)
+    ("stay: the hand goes back", bus(footprints=["red", "red"], brains=["green", "yellow"], shotguns=["red"],
+                                     riding=True), "stay",
+     lambda t: t.state is not None and t.state.dice.hand == (0, 0, 2),
+     Fraction(1, 45) * (Fraction(2, 6) ** 2 * Fraction(7, 12) + Fraction(5, 6) ** 2 * Fraction(1, 12))),
+    # getting off: the reds are kept, one die is drawn; the bus is out whatever happens
+    ("get off: the hand is kept", bus(footprints=["red", "red"], brains=["green", "yellow"], shotguns=["red"],
+                                      riding=True), "get-off", lambda t: t.state is not None and t.state.phase != "out",
+     Fraction(0)),
+]
+
+
+@pytest.mark.parametrize(("position", "action", "which", "probability"), [r[1:] for r in RULES],
+                         ids=[r[0] for r in RULES])
+def test_bus_rule(position, action, which, probability):
+    assert _p(next_roll(position, action), which) == probability
+
+
+def test_boarding_with_two_footprints_draws_nothing():
+    """Two reds in hand and the bus: no die is drawn. E[brains] = 2 * 1/6 (reds) + 10/12 (bus) + 1/12 * 2 * 2/6
+    (DEAD END: red footprints) - 1/12 * 3/4 (tyre tracks take a brain unless both reds shoot, a bust)."""
+    r = next_roll(bus(footprints=["red", "red"], brains=["green"], shotguns=["yellow"]), "board")
+    assert not r.recycles
+    assert r.expected_brains == Fraction(167, 144)
+    assert all(t.state.dice.cup(MODES["original"]) == (5, 3, 1) for t in r.transitions if t.state)
+
+
+def test_stop_ends_the_turn_and_yield_leaves_the_piles():
+    r = next_roll(RED2, "board")
+    assert all(t.state is None and not t.shotguns for t in r.transitions if t.stopped)
+    assert all(q is None for (_, q), t in zip(r.results(), r.transitions) if t.bus == "stop")
+    yielded = [t for t in r.transitions if t.bus == "yield"]
+    assert all(t.shotguns == 0 and t.state.dice.shotguns == (0, 2, 0) for t in yielded)
+    dead = [t for t in r.transitions if t.bus == "dead-end"]
+    assert sum(t.probability * t.brains for t in dead) * 12 == 1  # each red a brain unless it shoots: 2 * 3/6
+
+
+def test_tyre_tracks_with_only_a_double_brain_die():
+    """Hunk's double brain is the turn's only brain: tyre tracks send him back into the cup and leave one
+    brain token. Two reds roll with the bus; no red brain and not both shooting (a bust): 25/36 - 1/4."""
+    p = bus(mode=BSAM, footprints=["red", "red"], brains=["hunk"], double_brains=["hunk"], shotguns=["yellow"])
+    r = next_roll(p, "board")
+    alone = [(t, q) for t, (_, q) in zip(r.transitions, r.results()) if [g for g, _ in t.choices] == ["double:hunk"]]
+    assert sum(t.probability for t, _ in alone) == Fraction(1, 12) * (Fraction(25, 36) - Fraction(1, 4))
+    for t, (after,) in alone:
+        assert t.brains == -1 and after.bus_brains == 1 and after.cup["hunk"] == 1
+        assert after.bus_out and not after.riding and after.score == p.score - 1
+    both = {tuple(g for g, _ in t.choices) for t in r.transitions if t.choices}
+    assert ("red", "double:hunk") in both  # a red brain as well: the player chooses
+
+
+def test_tyre_tracks_choices():
+    """A token, a single-brain die or a double-brain die (plus a token): the player chooses; noted brains
+    are never lost."""
+    p = bus(mode=BSAM, footprints=["green"], brains=["hunk", "yellow"], double_brains=["hunk"], shotguns=["red"],
+            riding=True, bus_brains=2)
+    r = next_roll(p, "stay")
+    choices = {g for t in r.transitions for g, _ in t.choices}
+    assert {"token", "yellow", "double:hunk"} <= choices
+    q = bus(brains=["green"] * 6 + ["yellow"] * 4, shotguns=["red", "red"], riding=True)
+    # the cup runs out: the ten brains are noted, then nothing is left to lose unless this roll shows a brain
+    r = next_roll(q, "stay")
+    assert r.recycles
+    lone = [t for t in r.transitions if t.choices and t.choices[0][0] == "nothing"]
+    assert lone and all(t.brains == 0 and t.banked == 10 for t in lone)
+
+
+def test_stay_or_get_off():
+    """Staying: the footprint dice go back into the cup and 2 dice are drawn for the bus; getting off is an
+    ordinary roll with the footprint dice kept, and the bus is out for the turn."""
+    riding = bus(footprints=["red", "red"], brains=["green", "yellow"], shotguns=["red"], riding=True, bus_brains=1)
+    off = next_roll(riding, "get-off")
+    plain = next_roll(Position(footprints=["red", "red"], brains=["green", "yellow"], shotguns=["red"]))
+    assert off.outcomes == plain.outcomes and off.bust == plain.bust
+    assert all(q is None or (q.bus_out and q.bus_brains == 1) for _, q in off.results())
+    stay = next_roll(riding, "stay")
+    ready = next_roll(bus(brains=["green", "yellow"], shotguns=["red"], riding=True, bus_brains=1), "stay")
+    assert stay.outcomes == ready.outcomes  # the hand went back into the cup: it rolls like no hand at all
+    assert _p(stay, lambda t: t.state is not None and t.state.dice.hand[2] == 2) > 0  # a red drawn again
+
+
+def test_rescue_then_yield():
+    """Hunk's double brain in the pile, Hottie rolled: her shotgun rescues Hunk (Double Feature first), then
+    YIELD turns the shotgun into footprints: Hunk back into the cup, Hottie in hand, two brains lost."""
+    p = bus(mode=BSAM, footprints=["hottie", "green"], brains=["hunk", "yellow"], double_brains=["hunk"],
+            shotguns=["red"])
+    r = next_roll(p, "board")
+    hunk, hottie = MODES[BSAM].index("hunk"), MODES[BSAM].index("hottie")
+    rescued = [t for t in r.transitions if t.bus == "yield" and t.rescued == 2]
+    assert sum(t.probability for t in rescued) == Fraction(1, 12) * Fraction(2, 6)
+    for t in rescued:
+        d = t.state.dice
+        assert d.brains[hunk] == 0 and d.hand[hottie] == 1 and not d.shotguns[hottie] and t.shotguns == 0
+
+
+def test_dead_end_after_a_rescue_and_the_drink_before_yield():
+    p = bus(mode=BSAM, footprints=["hunk", "hottie"], brains=["green", "yellow"], shotguns=["red"])
+    dead = [t for t in next_roll(p, "board").transitions if t.bus == "dead-end" and not t.bust]
+    hunk = MODES[BSAM].index("hunk")
+    # Hunk's double brain rescued by Hottie's shotgun in the same roll goes back into the cup (DEAD END comes
+    # after): never in the pile with Hottie in the shotgun pile; Hunk's footprints, not rescued, become a
+    # single brain
+    assert not any(t.state.dice.double_brains[hunk] and t.state.dice.shotguns[hunk + 1] for t in dead)
+    single = [t for t in dead if t.state.dice.brains[hunk] and t.state.dice.shotguns[hunk + 1]]
+    assert sum(t.probability for t in single) == Fraction(1, 12) * Fraction(2, 6) * Fraction(2, 6)
+    assert all(not t.state.dice.double_brains[hunk] for t in single)
+    drink = bus(mode=SANTA, footprints=["green", "green"], brains=["red"], shotguns=["yellow"],
+                effects=["energy-drink"])
+    yielded = [t for t in next_roll(drink, "board").transitions if t.bus == "yield"]
+    # the drink turned green footprints into brains first; YIELD then turns a green shotgun into footprints
+    assert _p(next_roll(drink, "board"), lambda t: t.bus == "yield" and t.state.dice.hand[0] == 2) == \
+        Fraction(1, 12) * Fraction(1, 36)
+    assert yielded
+
+
+# -- tables, loops and cycles ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def original_table():
+    return bus_table_for(ORIGINAL, "before-draw", None)
+
+
+ROOTS = {
+    ORIGINAL: bus(footprints=["green"], brains=["yellow", "red"], shotguns=["red", "yellow"]),
+    BSAM: bus(mode=BSAM, footprints=["hottie"], brains=["hunk", "green", "green"], double_brains=["hunk"],
+              shotguns=["red", "red"], riding=True),
+    SANTA: bus(mode=SANTA, footprints=["green"], brains=["yellow", "green"], shotguns=["red", "red"]),
+    DTV: bus(mode=DTV, footprints=["hottie"], brains=["hunk", "yellow"], double_brains=["hunk"],
+             shotguns=["santa", "red"], riding=True),  # (Santa shot: the sequel's table from here is small)
+}
+
+
+@pytest.fixture(scope="module", params=list(ROOTS))
+def rooted(request):
+    """The table of the nodes each root reaches (`odds` uses the base game's whole table instead)."""
+    p = ROOTS[request.param]
+    return p, bus_table_for(p.mode, p.recycle, p.bus_state), p.bus_state
+
+
+def test_table_rows_are_the_rolls(rooted):
+    """The table's search (compact keys) gives every chance node exactly `bus_results`' distribution."""
+    _, table, _ = rooted
+    chance = np.flatnonzero(table.kind == CHANCE)
+    for c in chance[:: max(1, len(chance) // 60)].tolist():
+        den = table.denominator[c]
+        rows = {(d, table.keys[j]): Fraction(w, den) for d, j, w in table.edges[c]}
+        rows.update({(0, table.keys[h]): Fraction(w, den) for h, w in table.loops[c]})
+        assert sum(rows.values()) + Fraction(table.bust[c], den) == 1
+        expect: dict = {}
+        den, results = bus_results(table.mode, *table.roll_of(c), table.recycle)
+        for brains, _, busted, after, *_, ways in results:
+            if busted:
+                continue
+            if after is None:
+                after = ("stopped",)
+            elif isinstance(after, TyreTracks) and len(choices := after.choices(table.mode)) == 1:
+                after = choices[0][1]
+            expect[(brains, after)] = expect.get((brains, after), 0) + Fraction(ways, den)
+        assert rows == expect
+
+
+def test_sweep_order(rooted):
+    _, table, _ = rooted
+    block_of, place = table.block_of, {}
+    for b, block in enumerate(table.blocks):
+        for k, layer in enumerate(block):
+            for i in layer.tolist():
+                place[i] = (b, k)
+    for i in range(len(table)):
+        for _, c in table.actions[i]:
+            assert place[c] < place[i] or block_of[c] < block_of[i]
+        for d, j, _ in table.edges[i]:
+            if block_of[j] == block_of[i] and d <= 0:
+                assert d < 0 or place[j][1] < place[i][1], (table.keys[i], table.keys[j])
+                if d < 0:
+                    assert table.cyclic[block_of[i]] and j in set(table.back_nodes.tolist())
+
+
+def test_only_rescues_with_yield_make_cycles(original_table, rooted):
+    assert not any(original_table.cyclic)
+    p, table, _ = rooted
+    assert any(table.cyclic) == bool(p.game_mode.rescues)
+
+
+def test_close_loops_is_the_fixed_point():
+    rng = np.random.default_rng(3)
+    r = rng.uniform(0, 5, 50)
+    q = rng.uniform(0, 0.2, (50, 4))
+    c = rng.uniform(0, 8, (50, 4))
+    c[::7, 1] = -np.inf  # must roll again
+    x = close_loops(r, q, c)
+    assert np.allclose(x, r + (q * np.maximum(c, x[:, None])).sum(axis=1), atol=1e-12)
+
+
+def test_solve_exact():
+    from gmpy2 import mpq
+
+    x = solve_exact({"a": {"b": mpq(1, 2)}, "b": {"a": mpq(1, 3)}}, {"a": mpq(1), "b": mpq(2)})
+    assert x == {"a": mpq(12, 5), "b": mpq(14, 5)}
+
+
+def test_exact_values_satisfy_bellman(rooted):
+    """Every chance node's exact value is the sum of its results' values (loops included), every decision's
+    the best of its options (stop and every legal action, each computed exactly)."""
+    p, table, root = rooted
+    exact = exact_bus_turn(p.mode, p.recycle, OPTIMAL, root)
+    start, score = table.index[p.bus_state], p.score
+    exact.action_values(start, score)
+    pairs = [(i, s) for (i, s) in list(exact._values) if table.kind[i] == CHANCE][:: 7][:40]
+    assert pairs
+    for c, s in pairs:
+        total = Fraction(0)
+        den = table.denominator[c]
+        for d, j, w in table.edges[c]:
+            total += Fraction(w, den) * to_fraction(exact.value(j, s + d))
+        for h, w in table.loops[c]:
+            total += Fraction(w, den) * to_fraction(exact.value(h, s))
+        assert to_fraction(exact.value(c, s)) == total
+    decisions = [(j, s + d) for c, s in pairs[:8] for d, j, _ in table.edges[c] if table.kind[j] == DECISION]
+    for j, s in decisions[:12]:
+        assert exact.value(j, s) == max(exact.action_values(j, s).values())
+
+
+@pytest.mark.parametrize(("mode", "objective"), [(ORIGINAL, "expected-brains"), (SANTA, "expected-brains"),
+                                                 (BSAM, "expected-brains"), (BSAM, "reach:7"), (BSAM, "rule:6,2")])
+def test_odds_are_consistent(mode, objective):
+    p = ROOTS[mode]
+    o = odds(p, objective)
+    assert set(o.decision.actions) == set(legal_actions(p.game_mode, p.bus_state))
+    assert o.decision.roll == o.decision.actions[o.decision.roll_action] == max(
+        v for a, v in o.decision.actions.items() if a != "stop")
+    assert sum(o.score_distribution.values()) == 1
+    if objective.startswith("reach"):
+        assert sum(v for k, v in o.score_distribution.items() if k >= 7) == o.decision.roll
+    else:
+        assert sum(k * v for k, v in o.score_distribution.items()) == o.decision.roll
+    assert set(o.next_rolls) == set(o.decision.actions) - {"stop"}
+    best = max(o.decision.actions.values())
+    assert o.decision.action == "tie" or o.decision.actions[o.decision.action] == best
+    for g in o.give_up:
+        assert g.choices[g.choice] == max(g.choices.values())
+
+
+def test_the_bus_is_worth_something_from_the_turn_start():
+    """Every bus decision is optional, so the bus cannot lower the optimal turn's expected score (2.2591 without
+    it); it adds about a quarter of a brain."""
+    value = bus_solve(ORIGINAL, "before-draw", OPTIMAL).root_values[0]
+    assert 2.4 < value < 2.6
+
+
+# -- Monte Carlo, written again from the rules ---------------------------------------------------------------
+MC_ROLLS = [
+    (bus(footprints=["green", "red"], brains=["yellow"]), "board"),
+    (bus(footprints=["green", "red"], brains=["yellow"]), "roll"),
+    (bus(footprints=["green"], brains=["yellow"], riding=True, bus_brains=2, bus_shotguns=1), "stay"),
+    (bus(footprints=["green"], brains=["yellow"], riding=True, bus_brains=2, bus_shotguns=1), "get-off"),
+    (bus(footprints=["red"], brains=["green"] * 6 + ["yellow"] * 4, shotguns=["red"], riding=True), "stay"),
+    (bus(footprints=["red"], brains=["green"] * 6 + ["yellow"] * 3, shotguns=["red"], recycle="draw-then-recycle"),
+     "board"),
+    (bus(mode=BSAM, footprints=["hottie"], brains=["yellow", "hunk"], double_brains=["hunk"], shotguns=["red"],
+         riding=True), "stay"),
+    (bus(mode=BSAM, footprints=["green", "hottie"], brains=["yellow", "hunk"], double_brains=["hunk"],
+         shotguns=["red"]), "board"),
+    (bus(mode=SANTA, footprints=["santa", "green"], brains=["yellow"], shotguns=["red"]), "board"),
+    (bus(mode=SANTA, footprints=["green"], brains=["red"], shotguns=["yellow"], effects=["helmet"], riding=True,
+         bus_shotguns=2), "stay"),
+    (bus(mode=DTV, footprints=["santa"], brains=["hunk", "hottie"], double_brains=["hunk"], shotguns=["red"],
+         riding=True), "stay"),
+    (bus(mode=DTV, footprints=["santa", "hottie"], brains=["hunk", "green"], double_brains=["hunk"], shotguns=["red"],
+         bus_shotguns=1, riding=True), "get-off"),
+]
+
+
+@pytest.mark.parametrize(("position", "action"), MC_ROLLS, ids=range(len(MC_ROLLS)))
+def test_next_roll_against_physical_dice(position, action):
+    assert_next_roll_matches(position, seed=3003, n=N // 2, action=action)
+
+
+def _bus_policy(position: Position, objective: str):
+    """The solved policy and tyre-tracks choices as functions of a physical turn."""
+    root = None if position.game_mode.plain else position.bus_state
+    exact = exact_bus_turn(position.mode, position.recycle, parse_objective(objective), root)
+    index = exact.table.index
+
+    def act(turn: Turn) -> str:
+        p = turn.position()
+        return exact.best(index[p.bus_state], p.score)
+
+    def give_up(turn: Turn, options: list[str]) -> str:
+        worth = []
+        for g in options:
+            after = Turn.at(turn.position())
+            _lose_brain(after, g)
+            after.riding, after.bus_out = False, True
+            p = after.position()
+            worth.append(exact.value(index[p.bus_state], p.score))
+        return options[worth.index(max(worth))]
+
+    return act, give_up
+
+
+@pytest.mark.parametrize("mode", list(ROOTS))
+def test_turn_score_distribution(mode):
+    """Whole turns with the solved policy (boarding, staying, getting off, the brain given up) on physical
+    dice, against the exact value and score distribution."""
+    position = ROOTS[mode]
+    o = odds(position)
+    act, give_up = _bus_policy(position, "expected-brains")
+    rng = random.Random(77)
+    scores = [play_turn(position, act, rng, give_up, o.decision.roll_action) for _ in range(N // 4)]
+    assert within_4_sigma(scores, float(o.decision.roll))
+    for k in (0, position.score, position.score + 1, position.score + 2, position.score + 3):
+        assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
+
+
+def test_simulator_refuses_illegal_actions():
+    turn = Turn.at(bus(footprints=["green"] * 3))
+    with pytest.raises(ValueError):
+        roll_once(turn, random.Random(1), "board")
+    with pytest.raises(ValueError):
+        roll_once(Turn.at(bus()), random.Random(1), "board")

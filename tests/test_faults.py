@@ -1,0 +1,260 @@
+"""Faults, with real processes: Redis stopped mid-job, a worker killed with SIGKILL mid-task, everything restarted.
+
+Each test runs its own redis-server (a free port, nothing kept on disk: a restart comes back empty,
+the worst case), real `celery -A workers worker` processes and a store in a temporary directory,
+and checks what the issue promises: the API keeps answering, job status says what happened, the
+job completes (resumed from its durable checkpoint when Redis forgot it), the stored table equals
+the in-process solution bit for bit and was written exactly once, and a corrupt file is never served.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from flask.testing import FlaskClient
+
+from analysis.game import solve_game
+from api import create_app
+from workers import app as celery_app
+from workers.celery_app import configure
+from workers.store import Store
+from workers.tasks import job_status, table_key
+
+KEY = table_key("original", "before-draw", 2)
+VISIBILITY = 6  # seconds before Redis redelivers the message of a dead worker (3600 in production)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition: Callable[[], object], seconds: float, what: str) -> object:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+class RedisServer:
+    """A redis-server of our own that the test can stop and start again (it comes back empty)."""
+
+    def __init__(self, directory: Path):
+        self.port, self.dir, self.proc = free_port(), directory, None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.dir.mkdir(exist_ok=True)
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.dir)], stdout=subprocess.DEVNULL)
+        client = redis.Redis(port=self.port)
+        wait_until(lambda: self._ping(client), 10, "redis-server to start")
+
+    @staticmethod
+    def _ping(client: redis.Redis) -> bool:
+        try:
+            return client.ping()
+        except redis.ConnectionError:
+            return False
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+class Fleet:
+    """Celery worker processes (each in its own process group, so SIGKILL takes its pool too)."""
+
+    def __init__(self, env: dict[str, str], logs: Path):
+        self.env, self.logs, self.procs = env, logs, {}
+
+    def start(self, name: str, concurrency: int = 1) -> subprocess.Popen:
+        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "workers", "worker", "-n", f"{name}@%h", "--concurrency",
+             str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc.log = log
+        self.procs[name] = proc
+        return proc
+
+    def kill(self, name: str) -> None:
+        proc = self.procs.pop(name)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        proc.log.close()
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text(errors="replace")
+
+    def stop_all(self) -> None:
+        for name in list(self.procs):
+            proc = self.procs.pop(name)
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+            proc.log.close()
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[RedisServer, Fleet, Store]]:
+    """Our Redis, a worker fleet pointed at it, the store; this process's Celery app pointed at them too."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    store_dir = tmp_path / "store"
+    env = {"REDIS_URL": server.url, "ZOMBIE_ODDS_STORE": str(store_dir),
+           "ZOMBIE_ODDS_VISIBILITY_TIMEOUT": str(VISIBILITY)}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    configure(celery_app, server.url)
+    fleet = Fleet({**os.environ, **env}, tmp_path)
+    try:
+        yield server, fleet, Store(store_dir)
+    finally:
+        fleet.stop_all()
+        server.stop()
+        monkeypatch.delenv("REDIS_URL")
+        configure(celery_app, "")
+
+
+def api(redis_url: str) -> FlaskClient:
+    """A fresh API process's view (a new app), rate limited in our Redis as in production."""
+    app = create_app({"TESTING": True, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": redis_url})
+    return app.test_client()
+
+
+def submit(client: FlaskClient) -> str:
+    answer = client.post("/v1/tables/original/jobs", json={})
+    assert answer.status_code == 202, answer.json
+    return answer.json["id"]
+
+
+def job(client: FlaskClient, job_id: str) -> dict:
+    answer = client.get(f"/v1/jobs/{job_id}")
+    assert answer.status_code == 200, answer.json
+    return answer.json
+
+
+def finished(client: FlaskClient, job_id: str) -> dict | None:
+    state = job(client, job_id)
+    return state if state["state"] in ("succeeded", "failed") else None
+
+
+def served_table(client: FlaskClient) -> tuple[dict, str]:
+    answer = client.get("/v1/tables/original")
+    assert answer.status_code == 200, answer.json
+    return answer.json, answer.headers["ETag"]
+
+
+def assert_whole(table: dict) -> None:
+    expected = solve_game("original")
+    assert table["win_probability"]["seat1"] == [list(row) for row in expected.seat1]  # bit for bit, all present
+    assert table["win_probability"]["seat2"] == [list(row) for row in expected.seat2]
+    assert table["tiebreak"] == expected.tiebreak and table["final"] == list(expected.final)
+
+
+ODDS = "/v1/odds?footprints=green,red&brains=green&shotguns=red"
+
+
+def test_redis_stopped_mid_job_the_api_answers_and_the_job_resumes(world, warm) -> None:
+    server, fleet, store = world
+    client = api(server.url)
+    fleet.start("w1")
+    job_id = submit(client)
+    wait_until(lambda: job(client, job_id)["progress"]["done"] >= 3, 120, "three layers done")
+
+    server.stop()
+    answer = client.get(ODDS)
+    assert answer.status_code == 200 and answer.json["next_roll"]["bust"]["exact"] == "2/9"  # no Redis needed
+    assert job(client, job_id)["state"] == "running"  # from the durable record: not a 500
+    state, meta = job_status(job_id)
+    assert state == "PROGRESS" and meta["broker"] == "unavailable" and "resumes" in meta["detail"], meta
+    refused = client.post("/v1/tables/original/jobs", json={"variant": "draw-then-recycle"})
+    assert refused.status_code == 503 and refused.mimetype == "application/problem+json"
+    assert client.get("/v1/tables/original").status_code == 404  # nothing partial is served
+    assert KEY not in store
+
+    server.start()  # empty: the queue, the chord counters and the progress record are gone
+    done = wait_until(lambda: finished(client, job_id), 180, "the job to be resumed and finish")
+    assert done["state"] == "succeeded", done
+    assert "resuming table job" in fleet.log("w1")
+    table, etag = served_table(client)
+    assert_whole(table)
+    assert etag == f'"{done["sha256"]}-json"' and store.writes(KEY) == 1
+
+
+def test_a_killed_worker_a_full_restart_and_bit_rot(world, warm) -> None:
+    """SIGKILL mid-task: redelivered, the table written once. Restart of API, worker and Redis: still
+    served, checksum verified. A corrupted file: detected, reported, recomputed, never served."""
+    server, fleet, store = world
+    client = api(server.url)
+    fleet.start("w1")
+    job_id = submit(client)
+
+    def running_unit() -> str | None:
+        active = celery_app.control.inspect(timeout=0.5).active() or {}
+        units = [t["id"] for worker, tasks in active.items() if worker.startswith("w1@") for t in tasks
+                 if t["name"] == "workers.tasks.solve_unit"]
+        return units[0] if units else None
+
+    # Layer 0 is one unit of several seconds (a new worker process also builds the game's table first).
+    killed = wait_until(running_unit, 60, "w1 to be solving a unit")
+    fleet.kill("w1")  # SIGKILL to the worker and its pool, mid-task: the message was never acknowledged
+    assert job(client, job_id)["progress"]["done"] == 0
+    fleet.start("w2")
+    done = wait_until(lambda: finished(client, job_id), 180, "the job to finish on w2")
+    assert done["state"] == "succeeded", done
+    log = fleet.log("w2")
+    assert f"solve_unit[{killed}] succeeded" in log  # the killed task itself, redelivered to w2
+    assert "resuming table job" not in log  # redelivery alone finished it: Redis kept everything
+    assert store.writes(KEY) == 1
+    table, etag = served_table(client)
+    assert_whole(table)
+
+    fleet.stop_all()
+    server.stop()
+    server.start()  # empty
+    fleet.start("w3")
+    client = api(server.url)  # a new API process
+    assert served_table(client) == (table, etag)  # still there; its checksum is verified on every read
+
+    path = store.root / f"{KEY.name}.json"
+    path.write_bytes(path.read_bytes().replace(b"0.4", b"0.5", 1))  # bit rot
+    answer = client.get("/v1/tables/original")
+    assert answer.status_code == 404 and b"0.5" not in answer.data  # detected, never served
+    assert path.with_suffix(".corrupt").exists() and KEY not in store
+    lost = job(client, job_id)
+    assert lost["state"] == "failed" and "lost" in lost["error"]  # reported
+    assert submit(client) == job_id
+    done = wait_until(lambda: finished(client, job_id), 180, "the table to be recomputed")
+    assert done["state"] == "succeeded", done
+    assert served_table(client) == (table, etag) and store.writes(KEY) == 2
+
+
+def test_a_pickle_message_is_refused(world) -> None:
+    server, fleet, store = world
+    fleet.start("w1")
+    wait_until(lambda: "ready." in fleet.log("w1"), 60, "the worker to be ready")
+    sent = celery_app.send_task("workers.tasks.solve_unit", args=[{}, {}, "x", "y"], serializer="pickle",
+                                ignore_result=True)
+    wait_until(lambda: "Refusing to deserialize untrusted content of type pickle" in fleet.log("w1"), 30,
+               "the worker to refuse the pickle message")
+    assert sent.id not in fleet.log("w1")  # never run

@@ -1,0 +1,352 @@
+"""Scheduled reports: their content (analysis.report), rendering and storage (workers.reports), the schedule
+(workers.schedule), the HTTP API (api.reports), and two real beats with a real worker over a real Redis."""
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+import pytest
+import redis
+
+from analysis import MODES, next_roll
+from analysis.charts import roll_stop_regions
+from analysis.exact import exact_turn, to_fraction
+from analysis.game import solve_game
+from analysis.policy import Objective, solve
+from analysis.report import (
+    build,
+    bust_positions,
+    decision_visits,
+    hand_tests,
+    optimal_decisions,
+    region_grid,
+    summarise_policy,
+)
+from api import create_app
+from workers import reports
+from workers.schedule import parse_schedule
+from workers.store import Key, Store
+from workers.tasks import table_key
+
+REDIS_URL = "redis://127.0.0.1:6379/14"
+RULES = ("stop-at:3",)  # one rule keeps the module's cost down; the nightly default plays seven
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory):
+    """A store holding the base game's two-player table, for every test of the module."""
+    root = tmp_path_factory.mktemp("store")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOMBIE_ODDS_STORE", str(root))
+        mp.setenv("ZOMBIE_ODDS_REPORT_RULES", " ".join(RULES))
+        mp.delenv("ZOMBIE_ODDS_REPORT_SCHEDULE", raising=False)
+        Store(root).put(table_key("original", "before-draw", 2), solve_game("original").to_dict())
+        yield root
+
+
+@pytest.fixture(scope="module")
+def content(store_dir, warm):
+    """The report's content for the base game, computed once; kept in the store as a worker would keep it."""
+    data = build("original", "before-draw", solve_game("original"), rules=RULES)
+    inputs, _ = reports.inputs_for("original")
+    Store(store_dir).put(inputs.data_key, data)
+    return data
+
+
+def section(content, name):
+    return next(s for s in content["sections"] if s["id"] == name)
+
+
+def table(content, name):
+    return next(t for t in content["tables"] if t["name"] == name)
+
+
+# -- content ---------------------------------------------------------------------------------------------
+def test_the_turn_section_is_exact(content):
+    turn = section(content, "turn")
+    expected = turn["facts"][0]
+    assert expected["value"] == 2.2591498606035167
+    exact = exact_turn("original", "before-draw", Objective())
+    assert Fraction(expected["exact"]) == to_fraction(exact.roll(0, 0))
+    rows = table(content, "score_distribution")["rows"]
+    assert sum(Fraction(e) for _, e, _ in rows) == 1  # the whole distribution, exactly
+    assert sum(Fraction(e) * k for k, e, _ in rows) == Fraction(expected["exact"])
+
+
+def brute_force_bust(position) -> Fraction:
+    """P(the next roll busts), counted die by die: every draw of the missing dice from the cup, every face."""
+    shotgun = {"green": Fraction(1, 6), "yellow": Fraction(2, 6), "red": Fraction(3, 6)}
+    cup = [die for die, n in position.cup.items() for _ in range(n)]
+    need, room = 3 - len(position.footprints), 3 - len(position.shotguns)
+    draws = list(combinations(range(len(cup)), need))
+    total = Fraction(0)
+    for draw in draws:
+        dice = list(position.footprints) + [cup[i] for i in draw]
+        shots = [Fraction(1)]  # distribution of the number of shotguns shown
+        for die in dice:
+            p = shotgun[die]
+            shots = [a * (1 - p) + b * p for a, b in zip([*shots, 0], [0, *shots])]
+        total += sum(shots[room:], Fraction(0))
+    return total / len(draws)
+
+
+def test_bust_table_entries_are_the_engines_odds(content):
+    rows = table(content, "bust_odds")["rows"]
+    positions = bust_positions("original")
+    assert len(rows) == len(positions) == 20 * 3  # hands of 0-3 of 3 colours by 0-2 shotguns
+    for (hand, shotguns, position), row in zip(positions, rows):
+        assert len(position.shotguns) == shotguns and position.footprints == hand and not position.banked
+        assert Fraction(row[4]) == next_roll(position).bust == brute_force_bust(position)
+        assert row[5] == float(Fraction(row[4]))
+    assert rows[0][:5] == ["none", 0, "none", "none", "94/3861"]  # the turn start (README's first example)
+
+
+def test_the_game_and_rules_sections(content):
+    game = solve_game("original")
+    assert section(content, "game")["facts"][0]["value"] == game.p_first_player_wins
+    rules = table(content, "rules")["rows"]
+    assert rules[0][2:] == [game.p_first_player_wins, 1 - game.p_first_player_wins, 0.5]
+    name, _, first, second, either = rules[1]
+    assert name == "stop-at:3,3" and either == (first + second) / 2
+    # the optimal player does better than any rule, in either seat
+    assert 0 < first < game.p_first_player_wins and 0 < second < 1 - game.p_first_player_wins
+    assert [s["status"] for s in content["sections"]] == ["ok"] * 5
+
+
+@pytest.fixture(scope="module")
+def summary():
+    exact = exact_turn("original", "before-draw", Objective())
+    return summarise_policy(solve("original", "before-draw", Objective()), exact), exact
+
+
+def test_visits_add_up_to_the_exact_score_distribution(summary):
+    """Every turn ends once: the visits to positions where the policy stops, per score, are the exact
+    distribution of the final score (its 0 adds the busts)."""
+    _, exact = summary
+    solution = exact.solution
+    ended = Counter()
+    busts = 0.0
+
+    def visit(score, layer, visits, rolled):
+        nonlocal busts
+        ended[score] += float(visits[~rolled].sum())
+        busts += float((visits[rolled] * solution.table.bust_f[layer][rolled]).sum())
+
+    decision_visits(solution, optimal_decisions(solution, exact), visit)
+    dist = exact.score_distribution(0, 0)
+    assert abs(ended[0] + busts - float(dist[0])) < 1e-12
+    assert max(abs(ended[k] - float(p)) for k, p in dist.items() if k) < 1e-12
+
+
+def test_policy_summary_agreement_recomputed_for_one_sentence(summary, content):
+    """The sentence for 2 shotguns, checked position by position (not through the summary's grouped sums)."""
+    s, exact = summary
+    rows = table(content, "policy_summary")["rows"]
+    assert [r[2] for r in rows] == [r.agreement for r in s.rules]
+    assert all(0 <= r.agreement <= 1 for r in s.rules) and 0 <= s.agreement <= 1
+    assert abs(sum(r.weight for r in s.rules) - 1) < 1e-12
+    assert abs(s.agreement - sum(r.agreement * r.weight for r in s.rules)) < 1e-12
+    assert s.summary_value <= s.optimal_value == 2.2591498606035167
+    solution = exact.solution
+    t = solution.table
+    rolls = optimal_decisions(solution, exact)
+    sentence = next(r for r in s.rules if r.shotguns == 2)
+    tests = {h.text: h for h in hand_tests(MODES["original"])}
+    agree = seen = 0.0
+
+    def visit(score, layer, visits, rolled):
+        nonlocal agree, seen
+        for i, v, r in zip(layer.tolist(), visits.tolist(), rolled.tolist()):
+            if t.shotguns[i] != 2 or i == t.start:
+                continue
+            threshold = sentence.threshold_for(t.states[i].hand, tests)
+            says_roll = threshold is None or score < threshold
+            seen += v
+            agree += v * (says_roll == r)
+
+    decision_visits(solution, rolls, visit)
+    assert abs(agree / seen - sentence.agreement) < 1e-12
+    assert sentence.text.startswith("With 2 shotguns: stop once you have")
+
+
+def test_region_chart_as_png_and_svg(content):
+    panels, rows, totals = region_grid(table(content, "roll_regions"))
+    assert len(panels) == 3 and rows[0] == "none" and totals == list(range(21))
+    assert all(np.nanmin(p) >= 0 and np.nanmax(p) <= 1 for _, p in panels)
+    small = [(name, grid[:3, :6]) for name, grid in panels]
+    png = roll_stop_regions(small, rows[:3], totals[:6], "png")
+    svg = roll_stop_regions(small, rows[:3], totals[:6], "svg")
+    assert png.startswith(b"\x89PNG") and b"<svg" in svg
+    assert svg == roll_stop_regions(small, rows[:3], totals[:6], "svg")  # reproducible bytes
+
+
+def test_a_mode_too_large_says_which_sections_are_missing_and_why():
+    data = build("direct-to-video-sequel", game=None, game_missing="no table")
+    status = {s["id"]: (s["status"], s["reason"]) for s in data["sections"]}
+    assert status["bust"] == ("ok", "")
+    assert status["turn"][0] == status["policy"][0] == "missing" and "does not fit in memory" in status["turn"][1]
+    assert status["game"] == status["rules"] == ("missing", "no table")
+    assert [t["name"] for t in data["tables"]] == ["bust_odds"]
+
+
+# -- the schedule ------------------------------------------------------------------------------------------
+def test_schedule_periods():
+    nightly = parse_schedule("0 3 * * *")
+    assert nightly.label(datetime(2026, 11, 29, 2, 59, tzinfo=UTC)) == "20261128-030000"
+    assert nightly.label(datetime(2026, 11, 29, 3, 0, 59, tzinfo=UTC)) == "20261129-030000"
+    assert parse_schedule("30 6 * * 1").label(datetime(2026, 11, 29, 12, tzinfo=UTC)) == "20261123-063000"  # Monday
+    assert parse_schedule("5").label(datetime(2026, 11, 29, 0, 0, 7, tzinfo=UTC)) == "20261129-000005"
+    for bad in ("", "0 3 * *", "61 * * * *", "0 0 30 2 *", "0", "often"):
+        with pytest.raises(ValueError):
+            parse_schedule(bad)
+
+
+# -- building, storing, serving ----------------------------------------------------------------------------
+@pytest.fixture
+def client(store_dir, content):
+    return create_app({"TESTING": True}).test_client()
+
+
+def wait_for(client, location, seconds=120):
+    deadline = time.time() + seconds
+    while (job := client.get(location).get_json())["state"] in ("queued", "running") and time.time() < deadline:
+        time.sleep(0.2)
+    return job
+
+
+def test_post_makes_one_report_and_serves_it(client, store_dir, content):
+    response = client.post("/v1/reports", json={"mode": "original"})
+    assert response.status_code == 202, response.get_json()
+    job = wait_for(client, response.headers["Location"])
+    assert job["state"] == "succeeded", job
+    again = client.post("/v1/reports", json={"mode": "original"})  # same inputs, same period: no second copy
+    assert again.status_code == 200 and again.get_json()["report"] == job["report"]
+    key = reports.key_of(job["id"])
+    assert Store(store_dir).writes(key) == 1
+
+    page = client.get(job["report"])
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert page.headers["Content-Security-Policy"].startswith("default-src 'none'")
+    html = page.get_data(as_text=True)
+    assert '<meta name="viewport"' in html and html.count('src="data:image/svg+xml;base64,') == 2
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html), "an outside asset"
+    assert not re.search(r"<(script|link|iframe)\b", html)
+    assert "2.259149861" in html and "46.48%" in html
+
+    data = client.get(job["report"] + "?format=json").get_json()
+    assert data["content"] == content and data["table"]["sha256"]
+    every = client.get(job["report"] + "?format=csv")
+    assert every.mimetype == "text/csv"
+    blocks = every.get_data(as_text=True).split("\r\n\r\n")
+    assert [list(csv.reader(io.StringIO(b)))[0][1] for b in blocks if b] == [t["name"] for t in content["tables"]]
+    one = list(csv.reader(io.StringIO(client.get(job["report"] + "?format=csv&table=bust_odds").text)))
+    assert one[0] == table(content, "bust_odds")["columns"]
+    assert [Fraction(r[4]) for r in one[1:]] == [Fraction(r[4]) for r in table(content, "bust_odds")["rows"]]
+    assert float(one[1][5]) == table(content, "bust_odds")["rows"][0][5]
+
+    listed = client.get("/v1/reports").get_json()["reports"]
+    assert job["id"] in [r["id"] for r in listed]
+    latest = client.get("/v1/reports/latest?mode=original&format=json")
+    assert latest.headers["Content-Location"] == job["report"] and latest.get_json()["id"] == job["id"]
+
+
+def test_errors_are_problems(client):
+    assert client.get("/v1/reports/latest?mode=santa-claus-meets-the-zombies").status_code == 404
+    assert client.get("/v1/reports/original--before-draw--p2--v1--20000101-000000-000000000000").status_code == 404
+    for bad in ("..", "..%2F..%2Fetc%2Fpasswd", "table--original--before-draw--p2--v1", "x" * 300):
+        assert client.get(f"/v1/reports/{bad}").status_code == 404
+    assert client.get("/v1/reports/jobs/nothing").status_code == 404
+    assert client.post("/v1/reports", json={"mode": "chess"}).status_code == 422
+    assert client.get("/v1/reports?mode=chess").status_code == 422
+
+
+def test_a_report_is_made_once_per_period_and_inputs(store_dir, content):
+    period = "20200101-030000"
+    first = reports.build_report.apply(("original", "before-draw", period)).get()
+    second = reports.build_report.apply(("original", "before-draw", period)).get()
+    assert first == {"id": first["id"], "made": True} and second == {"id": first["id"], "made": False}
+    assert Store(store_dir).writes(reports.key_of(first["id"])) == 1
+    assert reports.load(first["id"])["period"] == "2020-01-01T03:00:00Z"
+
+
+def test_lists_change_over_time_despite_the_answer_cache(store_dir, content):
+    client = create_app({"TESTING": True, "RESPONSE_CACHE_SIZE": 64}).test_client()
+    before = {r["id"] for r in client.get("/v1/reports").get_json()["reports"]}
+    made = reports.build_report.apply(("direct-to-video-sequel", "before-draw", "20200102-030000")).get()
+    after = {r["id"] for r in client.get("/v1/reports").get_json()["reports"]}
+    assert after - before == {made["id"]}
+    latest = client.get("/v1/reports/latest?mode=direct-to-video-sequel")
+    assert latest.status_code == 200 and "Missing." in latest.get_data(as_text=True)
+    doc = reports.load(made["id"])
+    assert "cannot be computed" in doc["notes"][0]
+    assert {s["id"] for s in doc["content"]["sections"] if s["status"] == "missing"} == {"turn", "policy", "game",
+                                                                                         "rules"}
+
+
+# -- two beats, one worker, real Redis ---------------------------------------------------------------------------
+def test_two_beats_make_one_report_per_period(store_dir, content, tmp_path):
+    client = redis.Redis.from_url(REDIS_URL)
+    client.ping()  # scripts/test starts Redis on loopback when it is not running
+    client.flushdb()
+    env = {**os.environ, "REDIS_URL": REDIS_URL, "ZOMBIE_ODDS_STORE": str(store_dir),
+           "ZOMBIE_ODDS_REPORT_SCHEDULE": "3", "ZOMBIE_ODDS_REPORT_MODES": "original",
+           "ZOMBIE_ODDS_REPORT_RULES": " ".join(RULES)}
+    celery = [sys.executable, "-m", "celery", "-A", "workers"]
+    before = {r["id"] for r in reports.reports("original")}
+    procs = [subprocess.Popen([*celery, "worker", "--concurrency", "1", "--loglevel", "WARNING", "--without-gossip",
+                               "--without-mingle", "--without-heartbeat"], env=env)]
+    procs += [subprocess.Popen([*celery, "beat", "--loglevel", "WARNING", "-s", str(tmp_path / f"beat{n}"),
+                                "--pidfile", str(tmp_path / f"beat{n}.pid")], env=env) for n in (1, 2)]
+    try:
+        deadline = time.time() + 150  # it ends as soon as three periods have their report
+        while time.time() < deadline:
+            assert all(p.poll() is None for p in procs), "a celery process died"
+            made = [r for r in reports.reports("original") if r["id"] not in before]
+            if len({r["period"] for r in made}) >= 3:
+                break
+            time.sleep(0.5)
+    finally:
+        for p in procs[1:]:
+            p.terminate()
+        for p in procs[1:]:
+            p.wait(timeout=30)
+        time.sleep(2)  # a build already taken finishes
+        procs[0].terminate()
+        procs[0].wait(timeout=60)
+    made = [r for r in reports.reports("original") if r["id"] not in before]
+    per_period = Counter(r["period"] for r in made)
+    assert len(per_period) >= 3 and set(per_period.values()) == {1}, per_period
+    store = Store(store_dir)
+    assert all(store.writes(reports.key_of(r["id"])) == 1 for r in made)
+    runs = Counter()  # the beats' runs per period: both beats fired, the duplicates made nothing
+    for name in client.scan_iter("celery-task-meta-*"):
+        meta = json.loads(client.get(name))
+        if meta.get("name") == "workers.reports.scheduled_reports" and meta["status"] == "SUCCESS":
+            runs[meta["result"]["period"]] += 1
+    assert max(runs.values()) >= 2, runs
+    client.flushdb()
+
+
+def test_keys_of_reports_are_validated():
+    assert reports.key_of("original--before-draw--p2--v1--20261129-030000-959562a34aaf") == Key(
+        "report", "original", "before-draw", 2, "1", "20261129-030000-959562a34aaf")
+    for bad in ("", "..", "original", "original--before-draw--p2--v1", "a--b--p2--v1--x--y", "../../etc--a--p2--v1--t"):
+        assert reports.key_of(bad) is None
+
+
+def test_the_spec_names_every_mode_for_reports():
+    from api import spec
+
+    schemas = spec.load()[1]["components"]["schemas"]
+    assert schemas["ReportMode"]["enum"] == schemas["ReportModeDefault"]["enum"] == list(MODES)
+    assert re.fullmatch(schemas["ReportId"]["pattern"], "original--before-draw--p2--v1--20261129-030000-959562a34aaf")

@@ -1,0 +1,314 @@
+"""/v1/tables, /v1/jobs and the objective `win` of /v1/odds: tables served whole, jobs followed to the end.
+
+The base game's table is solved once (`solve_game`, shared with the other tests of the session) and
+put in a temporary store directly; the job tests compute it again through the API, in-process (the
+embedded default) and queued on a real Redis with no worker yet.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+import redis
+from flask.testing import FlaskClient
+
+from analysis import Position
+from analysis.game import GameSolution, solve_game
+from analysis.table import table_for
+from api import create_app, spec
+from api.tables import TABLE_MODES
+from workers import app as celery_app
+from workers.celery_app import configure
+from workers.store import Store
+from workers.tables import job_id, join
+from workers.tasks import table_key
+
+KEY = table_key("original", "before-draw", 2)
+JOB = f"/v1/jobs/{job_id(KEY)}"
+REDIS_URL = "redis://127.0.0.1:6379/15"  # the tests' database (tests/test_workers.py)
+WORKED = "footprints=green,red&brains=green&shotguns=red"
+
+
+@pytest.fixture(scope="module")
+def solution() -> GameSolution:
+    return solve_game("original")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stored(tmp_path_factory: pytest.TempPathFactory, solution: GameSolution) -> Iterator[str]:
+    """A store holding the base game's table (ZOMBIE_ODDS_STORE, read by the API on every request)."""
+    root = tmp_path_factory.mktemp("store")
+    digest = Store(root).put(KEY, solution.to_dict())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOMBIE_ODDS_STORE", str(root))
+        yield digest
+
+
+@pytest.fixture
+def empty_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path / "store"))
+    return tmp_path / "store"
+
+
+def test_the_table_is_the_solution(client: FlaskClient, solution: GameSolution, stored: str) -> None:
+    r = client.get("/v1/tables/original")
+    assert r.status_code == 200 and r.headers["Cache-Control"] == "no-cache"
+    table = r.get_json()
+    assert table["sha256"] == stored and r.headers["ETag"] == f'"{stored}-json"'
+    assert table["p_first_player_wins"] == solution.p_first_player_wins == solution.win_probability(1, 0, 0)
+    for a, b in [(0, 0), (5, 9), (12, 3), (12, 12)]:
+        assert table["win_probability"]["seat1"][a][b] == solution.win_probability(1, a, b)
+        assert table["win_probability"]["seat2"][a][b] == solution.win_probability(2, a, b)
+    assert table["final"][3] == solution.win_probability(2, 13, 16)
+    assert table["tiebreak"] == solution.win_probability(1, 14, 14)
+    assert (table["cap"], table["cap_error"], table["goal"]) == (solution.cap, solution.cap_error, 13)
+    assert table["cap_error"] < 1e-9
+    assert table["url"] == f"/v1/tables/original?players=2&variant=before-draw&version={stored[:12]}"
+
+
+def test_the_table_as_csv(client: FlaskClient, solution: GameSolution, stored: str) -> None:
+    r = client.get("/v1/tables/original?format=csv")
+    assert r.status_code == 200 and r.mimetype == "text/csv" and r.headers["ETag"] == f'"{stored}-csv"'
+    text = r.get_data(as_text=True)
+    assert text.endswith("\r\n") and len(text) < 32_767  # one spreadsheet cell can take it whole
+    rows = list(csv.reader(io.StringIO(text)))
+    values = dict(rows[1:])
+    assert rows[0] == ["key", "value"] and len(values) == len(rows) - 1 == 10 + 2 * 13 * 13 + solution.cap + 1
+    assert float(values["seat1.5.9"]) == solution.win_probability(1, 5, 9)
+    assert float(values["seat2.9.5"]) == solution.win_probability(2, 9, 5)
+    assert float(values["p_first_player_wins"]) == solution.p_first_player_wins
+    assert values["sha256"] == stored
+
+
+@pytest.mark.parametrize("path", ["/v1/tables/original", "/v1/tables/original?format=csv",
+                                  "/v1/tables/original/heatmap.png", "/v1/tables/original/heatmap.svg"])
+def test_a_known_etag_is_answered_304(client: FlaskClient, path: str) -> None:
+    first = client.get(path)
+    again = client.get(path, headers={"If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 304 and again.get_data() == b""
+    assert again.headers["ETag"] == first.headers["ETag"]
+    assert client.get(path, headers={"If-None-Match": '"something-else"'}).status_code == 200
+
+
+def test_the_versioned_url_is_immutable(client: FlaskClient, stored: str) -> None:
+    url = client.get("/v1/tables/original").get_json()["url"]
+    r = client.get(url)
+    assert r.status_code == 200 and r.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert client.get(f"/v1/tables/original?version={stored}").status_code == 200  # the whole sha256 too
+    png = client.get(f"/v1/tables/original/heatmap.png?version={stored[:12]}")
+    assert png.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    gone = client.get("/v1/tables/original?version=0123456789ab")
+    assert gone.status_code == 404 and gone.mimetype == "application/problem+json"
+    assert gone.get_json()["current"] == url
+
+
+def test_heatmaps_are_pictures(client: FlaskClient, stored: str) -> None:
+    png = client.get("/v1/tables/original/heatmap.png")
+    assert png.status_code == 200 and png.mimetype == "image/png" and png.headers["ETag"] == f'"{stored}-png"'
+    pixels = matplotlib.image.imread(io.BytesIO(png.get_data()), format="png")
+    assert pixels.shape[0] >= 500 and pixels.shape[1] >= 1000
+    svg = client.get("/v1/tables/original/heatmap.svg")
+    assert svg.status_code == 200 and svg.mimetype == "image/svg+xml"
+    root = ET.fromstring(svg.get_data())
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    text = svg.get_data(as_text=True)
+    assert "Opponent's score" in text and "Seat 2 to move" in text and "P(the player to move wins)" in text
+
+
+def test_a_table_not_computed_is_a_404_that_says_how_to_compute_it(client: FlaskClient) -> None:
+    for path in ("/v1/tables/original?variant=draw-then-recycle",
+                 "/v1/tables/original/heatmap.svg?variant=draw-then-recycle"):
+        r = client.get(path)
+        assert r.status_code == 404 and r.mimetype == "application/problem+json"
+        assert r.get_json()["compute"] == {"method": "POST", "href": "/v1/tables/original/jobs",
+                                           "body": {"players": 2, "variant": "draw-then-recycle"}}
+
+
+@pytest.mark.parametrize("path", ["/v1/tables/original?players=3", "/v1/tables/original/heatmap.png?players=8"])
+def test_more_players_have_no_table(client: FlaskClient, path: str) -> None:
+    r = client.get(path)
+    assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players"
+    r = client.post("/v1/tables/original/jobs", json={"players": 4})
+    assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players"
+
+
+def test_the_list_of_tables(client: FlaskClient, stored: str) -> None:
+    r = client.get("/v1/tables")
+    assert r.status_code == 200 and r.headers["Cache-Control"] == "no-store"
+    [table] = r.get_json()["tables"]
+    assert (table["mode"], table["variant"], table["players"], table["sha256"]) == ("original", "before-draw", 2,
+                                                                                     stored)
+    assert client.get(table["url"]).status_code == 200
+
+
+def test_a_stored_table_is_not_computed_again(client: FlaskClient, stored: str) -> None:
+    r = client.post("/v1/tables/original/jobs", json={})
+    assert r.status_code == 200
+    job = r.get_json()
+    assert job["state"] == "succeeded" and job["sha256"] == stored and job["url"] == JOB
+    assert client.get(job["table"]).status_code == 200
+    assert client.get(JOB).get_json() == job
+
+
+@pytest.mark.parametrize("job", ["nope", "table-original-before-draw-p3-v1", "table-original-before-draw-p2-v0",
+                                 "..", "Table-original", "a%2F..%2Fb", "x" * 200])
+def test_unknown_jobs_are_404(client: FlaskClient, job: str) -> None:
+    r = client.get(f"/v1/jobs/{job}")
+    assert r.status_code == 404 and r.mimetype == "application/problem+json"
+
+
+def test_jobs_and_lists_are_never_cached(stored: str) -> None:
+    app = create_app({"TESTING": True, "RESPONSE_CACHE_SIZE": 64})
+    client = app.test_client()
+    for path in (JOB, "/v1/tables", "/v1/tables/original", "/v1/tables/original/heatmap.svg"):
+        assert client.get(path).status_code == 200
+    assert client.get("/v1/modes").status_code == 200
+    assert [key[0] for key in app.extensions["response_cache"]] == ["/v1/modes"]
+
+
+def test_the_table_modes_are_the_spec_s() -> None:
+    assert list(TABLE_MODES) == spec.load()[1]["components"]["schemas"]["TableMode"]["enum"]
+
+
+# -- jobs -----------------------------------------------------------------------------------------
+def test_a_job_in_process_from_start_to_end(client: FlaskClient, empty_store: Path, solution: GameSolution) -> None:
+    """The embedded default: the job runs in a thread of the server; asking again joins it; progress
+    is reported; /v1/odds with scores answers 503 until the table is stored, then from it."""
+    first = client.post("/v1/tables/original/jobs", json={"variant": "before-draw"})
+    assert first.status_code == 202 and first.headers["Location"] == JOB
+    odds = client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=2")
+    again = client.post("/v1/tables/original/jobs", json={})
+    assert again.status_code in (200, 202) and again.get_json()["id"] == first.get_json()["id"]
+    if client.get(JOB).get_json()["state"] != "succeeded":  # so it was not stored when odds were asked
+        assert odds.status_code == 503 and int(odds.headers["Retry-After"]) > 0
+        assert odds.get_json()["job"] == JOB
+    progress, deadline = [], time.time() + 600
+    while (job := client.get(JOB).get_json())["state"] in ("queued", "running") and time.time() < deadline:
+        progress.append(job["progress"]["done"])
+        time.sleep(0.2)
+    assert job["state"] == "succeeded", job
+    join(KEY)  # the job's thread writes its last record after the table: let it end within this test
+    assert progress == sorted(progress) and job["progress"]["done"] == job["progress"]["total"] == 27
+    assert Store(empty_store).writes(KEY) == 1  # one computation, however often it was asked for
+    table = client.get(job["table"]).get_json()
+    assert table["win_probability"]["seat1"] == [list(row) for row in solution.seat1]  # bit for bit
+    assert client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=2").status_code == 200
+
+
+@pytest.fixture
+def queued_on_redis(empty_store: Path) -> Iterator[redis.Redis]:
+    """Jobs go to a real Redis where no worker listens yet: they stay queued."""
+    client = redis.Redis.from_url(REDIS_URL)
+    client.ping()  # scripts/test starts Redis on loopback when it is not running
+    client.flushdb()
+    configure(celery_app, REDIS_URL)
+    try:
+        yield client
+    finally:
+        configure(celery_app, "")
+        client.flushdb()
+        client.close()
+
+
+def test_odds_with_scores_wait_for_the_table_with_503(client: FlaskClient, queued_on_redis: redis.Redis) -> None:
+    r = client.post("/v1/odds", json={"footprints": ["green", "red"], "scores": [5, 9], "seat": 1,
+                                      "shotguns": ["red"], "brains": ["green"]})
+    assert r.status_code == 503 and r.mimetype == "application/problem+json"
+    assert r.headers["Retry-After"] == "10" and r.get_json()["job"] == JOB
+    queued = queued_on_redis.llen("celery")
+    assert queued >= 1  # the job was started: its first layer waits for a worker
+    assert client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=1").status_code == 503
+    assert client.post("/v1/tables/original/jobs", json={}).status_code == 202
+    assert queued_on_redis.llen("celery") == queued  # ... and not started again
+    job = client.get(JOB).get_json()
+    assert job["state"] == "queued" and job["progress"] == {"done": 0, "total": 27}
+    assert client.get("/v1/tables/original").get_json()["job"] == JOB  # the 404 names the running job
+
+
+# -- /v1/odds with scores -------------------------------------------------------------------------
+GAMES = [(1, 0, 0), (2, 5, 9), (1, 12, 3), (2, 10, 14), (1, 14, 14), (2, 13, 15), (2, 11, 2)]
+
+
+@pytest.mark.parametrize("seat, mover, other", GAMES)
+def test_win_decisions_are_the_solution_s(client: FlaskClient, solution: GameSolution, seat: int, mover: int,
+                                          other: int) -> None:
+    table = table_for("original")
+    for fields in ({"footprints": ["green", "red"], "brains": ["green"], "shotguns": ["red"]},
+                   {"footprints": ["yellow"], "brains": ["green", "green"], "shotguns": ["red", "red"]},
+                   {}):
+        body = {**fields, "scores": [mover, other], "seat": seat}
+        r = client.post("/v1/odds", json=body)
+        assert r.status_code == 200, r.get_json()
+        answer = r.get_json()
+        position = Position(**{k: tuple(v) for k, v in fields.items()})
+        expected = solution.decision(seat, mover, other, table.index[position.state], position.score)
+        decision = answer["decision"]
+        assert decision["objective"] == "win" and decision["action"] == expected.action
+        assert decision["roll"]["value"] == pytest.approx(expected.p_win_roll, abs=1e-12)
+        assert decision["stop"]["value"] == pytest.approx(expected.p_win_stop, abs=1e-12)
+        if position.turn_start:
+            assert "cost" not in decision and decision["action"] == "roll"
+        else:
+            assert decision["cost"]["value"] == pytest.approx(abs(expected.p_win_roll - expected.p_win_stop))
+        game = answer["game"]
+        assert game["win_probability"]["value"] == solution.win_probability(seat, mover, other)
+        assert game["final_round"] == (max(mover, other) >= 13) and "turn" not in answer
+
+
+def test_win_by_query_and_csv(client: FlaskClient) -> None:
+    by_post = client.post("/v1/odds", json={"footprints": ["green", "red"], "brains": ["green"],
+                                            "shotguns": ["red"], "scores": [5, 9], "seat": 2, "objective": "win",
+                                            "final_round": False}).get_json()
+    assert client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=2").get_json() == by_post
+    rows = dict(csv.reader(io.StringIO(client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=2&format=csv").get_data(
+        as_text=True))))
+    assert rows["objective"] == "win" and float(rows["cost"]) == by_post["decision"]["cost"]["value"]
+    assert not any(key.startswith("score_distribution") for key in rows)
+    two_shotguns = "footprints=yellow&brains=green,green&shotguns=red,red"
+    plain = client.get(f"/v1/odds?{two_shotguns}").get_json()
+    win = client.get(f"/v1/odds?{two_shotguns}&scores=5,9&seat=2").get_json()
+    assert (win["position"], win["next_roll"]) == (plain["position"], plain["next_roll"])
+
+
+def test_a_huge_turn_is_answered_without_a_huge_sweep(client: FlaskClient) -> None:
+    r = client.get("/v1/odds?footprints=green&brains=green&shotguns=red&banked=900&scores=0,0&seat=1")
+    assert r.status_code == 200
+    assert r.get_json()["decision"]["action"] == "stop" and r.get_json()["decision"]["stop"]["value"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({"scores": [3, 4]}, ["seat"]),
+        ({"seat": 1}, ["scores"]),
+        ({"objective": "win"}, ["scores"]),
+        ({"scores": [3, 4], "seat": 1, "final_round": True}, ["final_round"]),
+        ({"scores": [4, 13], "seat": 2, "final_round": False}, ["final_round"]),
+        ({"scores": [15, 9], "seat": 1}, ["scores"]),
+        ({"scores": [13, 9], "seat": 2}, ["scores"]),
+        ({"scores": [3, 13], "seat": 1}, ["scores"]),
+        ({"scores": [3, 4, 5], "seat": 1}, ["scores"]),
+        ({"scores": [3, 4], "seat": 3}, ["seat"]),
+        ({"scores": [3, 4], "seat": 1, "objective": "reach:3"}, ["objective"]),
+        ({"scores": [3, 4], "seat": 1, "shotguns": ["red", "red", "red"]}, ["shotguns"]),
+    ],
+)
+def test_impossible_games_are_422_naming_the_field(client: FlaskClient, body: dict, fields: list[str]) -> None:
+    r = client.post("/v1/odds", json=body)
+    assert r.status_code == 422, r.get_json()
+    assert [e["field"] for e in r.get_json()["errors"]] == fields
+
+
+def test_a_tiebreak_and_a_final_turn(client: FlaskClient, solution: GameSolution) -> None:
+    tiebreak = client.get("/v1/odds?scores=14,14&seat=1").get_json()["game"]
+    assert tiebreak["phase"] == "tiebreak" and tiebreak["final_round"] is True
+    assert tiebreak["win_probability"]["value"] == solution.tiebreak
+    final = client.get("/v1/odds?scores=12,15&seat=2&final_round=true").get_json()["game"]
+    assert final["phase"] == "beat" and final["win_probability"]["value"] == solution.final[3]

@@ -1,0 +1,520 @@
+"""Scheduled reports (issue #5): built by a thin task from analysis.report, rendered, stored once per period.
+
+A report is identified by its inputs: the mode, the rules variant, the engine version, the sha256 of
+the two-player table it was made from (or none), the fixed rules it plays and its *period* (the
+schedule's tick it belongs to: workers/schedule.py). Its id is derived from them (`Inputs.id`), so a
+run repeated for the same inputs finds the report already stored and writes nothing, and two beats
+firing the same tick make one report: the second run finds it stored, or finds the first one
+building it (a Redis ``SET NX`` lock with a timeout when Redis is configured, an exclusive file lock
+under the store otherwise).
+
+Building takes the table from the durable store. When it is missing, the report says so (its game
+sections are listed as missing, with the reason) and a job computing it is started, so the next
+report has them; nothing is guessed. What the engine computes for given inputs does not change with
+the period, so the content (analysis.report) is kept in the store too (kind ``report-data``) and
+each later period only renders it again. A stored report holds the content, its HTML page (one
+self-contained page: inline CSS, charts as SVG ``data:`` URIs, readable on a phone) and a CSV of
+every table, in one checksummed entry (workers/store.py).
+
+`submit` is what ``POST /v1/reports`` calls: a job whose id is the id of the report it will make;
+on workers with Redis, or in a thread of this process without it (the embedded default), followed
+with `status`.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import fcntl
+import hashlib
+import io
+import json
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from celery import current_app, shared_task
+from celery.backends.redis import RedisBackend
+from celery.result import AsyncResult
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from analysis.game import GameSolution
+from analysis.odds import NO_WHOLE_TURN
+from analysis.report import REPORT_FORMAT, build, region_grid
+
+from . import schedule, tables
+from .celery_app import app
+from .store import ENGINE_VERSION, CorruptEntry, Key, Store
+from .tasks import RETRY, store, table_key
+
+__all__ = ["Inputs", "ReportJob", "inputs_for", "build_report", "scheduled_reports", "make", "submit", "status",
+           "reports", "latest", "load", "key_of", "render_html", "render_csv", "csv_all"]
+
+log = logging.getLogger(__name__)
+
+KIND, DATA_KIND = "report", "report-data"
+PLAYERS = 2  # the game sections are about the two-player table
+LOCK_SECONDS = 3600  # a lock outlives no build: a crashed builder's lock expires
+HTML_ROWS = 30  # longer tables show their first rows on the page (every row is in the CSV)
+LONG_EXACT = 40  # exact fractions longer than this are left to the CSV and the JSON
+PERCENT = {"bust", "probability", "agreement", "share_of_decisions", "roll_share", "visit_share", "p_win_first",
+           "p_win_second", "p_win_either"}
+
+
+# -- inputs and ids ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Inputs:
+    """Everything a report is a function of; its id and store keys are derived from these alone."""
+
+    mode: str
+    variant: str
+    period: str  # schedule.PERIOD_FORMAT
+    table_sha: str | None
+    rules: tuple[str, ...]
+    engine: str = ENGINE_VERSION
+
+    def _digest(self, *, period: bool) -> str:
+        parts = {"format": REPORT_FORMAT, "mode": self.mode, "variant": self.variant, "engine": self.engine,
+                 "table": self.table_sha, "rules": list(self.rules), "period": self.period if period else None}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+    @property
+    def key(self) -> Key:
+        tag = f"{self.period}-{self._digest(period=True)[:12]}"
+        return Key(KIND, self.mode, self.variant, PLAYERS, self.engine, tag)
+
+    @property
+    def data_key(self) -> Key:
+        """The content's key: the same for every period (the engine's answer does not depend on it)."""
+        return Key(DATA_KIND, self.mode, self.variant, PLAYERS, self.engine, self._digest(period=False)[:16])
+
+    @property
+    def id(self) -> str:
+        return report_id(self.key)
+
+
+def report_id(key: Key) -> str:
+    return key.name.removeprefix(f"{KIND}--")
+
+
+def key_of(report: str) -> Key | None:
+    """The store key of a report id, or None if the id is not one (ids are validated, never used as paths)."""
+    try:
+        key = Key.parse(f"{KIND}--{report}")
+    except ValueError:
+        return None
+    return key if key.tag and report_id(key) == report else None
+
+
+def inputs_for(mode: str, variant: str = "before-draw", period: str | None = None
+               ) -> tuple[Inputs, GameSolution | None]:
+    """The inputs of a report made now (the stored table, the configured rules) and the table itself."""
+    period = period or schedule.current().label()
+    datetime.strptime(period, schedule.PERIOD_FORMAT)  # ValueError for a malformed period
+    loaded = tables.load(table_key(mode, variant, PLAYERS))
+    game, sha = loaded if loaded is not None else (None, None)
+    return Inputs(mode, variant, period, sha, schedule.report_rules()), game
+
+
+# -- building ------------------------------------------------------------------------------------------------
+def _stored(key: Key, where: Store | None = None) -> tuple[dict[str, Any], str] | None:
+    try:
+        return (where or store()).get(key)
+    except CorruptEntry:  # moved aside: it is made again
+        log.warning("report entry %s failed its checksum; it will be made again", key.name)
+        return None
+
+
+def _missing_table(inputs: Inputs) -> str:
+    if inputs.mode in NO_WHOLE_TURN:
+        return (f"the two-player table of mode {inputs.mode} cannot be computed: its whole-turn table does not fit "
+                "in memory")
+    return (f"the two-player table of mode {inputs.mode} ({inputs.variant}) was not in the store when this report "
+            "was made; a job computing it was started (see the notes), and later reports will have this section")
+
+
+def _start_table(inputs: Inputs) -> str:
+    """Start the job that computes the missing table; a note for the report either way."""
+    if inputs.mode in NO_WHOLE_TURN:
+        return f"No two-player table exists for mode {inputs.mode}: it cannot be computed (too large)."
+    try:
+        job = tables.submit(inputs.mode, inputs.variant)
+    except Exception as e:  # the report is still made, and says why the table is not coming
+        return f"The two-player table was missing and its job could not be started ({type(e).__name__}: {e})."
+    return (f"The two-player table of mode {inputs.mode} ({inputs.variant}) was missing when this report was made: "
+            f"job {job.id} computes it (state: {job.state}). The sections that need it are marked missing.")
+
+
+def content_for(inputs: Inputs, game: GameSolution | None, where: Store) -> dict[str, Any]:
+    """analysis.report's content for the inputs, from the store when it was computed before."""
+    entry = _stored(inputs.data_key, where)
+    if entry is not None:
+        return entry[0]
+    content = build(inputs.mode, inputs.variant, game, rules=inputs.rules, game_missing=_missing_table(inputs))
+    where.put(inputs.data_key, content)
+    return content
+
+
+def make(inputs: Inputs, game: GameSolution | None, where: Store | None = None) -> dict[str, Any]:
+    """Build, render and store the report of `inputs` unless it is stored; a short summary either way.
+
+    The caller holds the report's lock (`exclusive`). `where` is the store (default: the configured one;
+    a job running in a thread keeps the store it was asked in)."""
+    where = where or store()
+    entry = _stored(inputs.key, where)
+    if entry is not None:
+        return {"id": inputs.id, "made": False}
+    notes = [] if game is not None else [_start_table(inputs)]
+    content = content_for(inputs, game, where)
+    created = datetime.now(UTC)
+    doc = {"id": inputs.id, "mode": inputs.mode, "variant": inputs.variant, "engine": inputs.engine,
+           "period": _iso(inputs.period), "created": created.isoformat(timespec="seconds"),
+           "table": {"key": table_key(inputs.mode, inputs.variant, PLAYERS).name,
+                     **({"sha256": inputs.table_sha} if inputs.table_sha else {})},
+           "rules": list(inputs.rules), "notes": notes, "content": content}
+    doc["csv"] = {t["name"]: render_csv(t) for t in content["tables"]}
+    doc["html"] = render_html(doc, game)
+    where.put(inputs.key, doc)
+    log.info("report %s stored", inputs.id)
+    return {"id": inputs.id, "made": True}
+
+
+def _iso(period: str) -> str:
+    return datetime.strptime(period, schedule.PERIOD_FORMAT).replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
+
+
+# -- one builder per report ------------------------------------------------------------------------------------
+def _redis() -> Any:
+    """The Redis client of the result backend, or None in-process (whose cache backend has a `client` too)."""
+    backend = current_app.backend
+    return backend.client if isinstance(backend, RedisBackend) else None
+
+
+def _lock_path(report: str, suffix: str = ".lock", where: Store | None = None) -> Path:
+    folder = (where or store()).root / "jobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"report-{report}{suffix}"
+
+
+def _try_flock(report: str) -> int | None:
+    fd = os.open(_lock_path(report), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _locked_elsewhere(report: str) -> bool:
+    client = _redis()
+    if client is not None:
+        return bool(client.exists(f"zombie-odds:lock:report:{report}"))
+    fd = _try_flock(report)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+@contextmanager
+def exclusive(report: str) -> Iterator[bool]:
+    """True if this caller may build `report` (nobody else is): Redis SET NX, or a file lock without Redis."""
+    client = _redis()
+    if client is not None:
+        name, token = f"zombie-odds:lock:report:{report}", uuid.uuid4().hex
+        mine = bool(client.set(name, token, nx=True, ex=LOCK_SECONDS))
+        try:
+            yield mine
+        finally:
+            if mine and client.get(name) == token.encode():
+                client.delete(name)
+        return
+    fd = _try_flock(report)
+    try:
+        yield fd is not None
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+# -- tasks --------------------------------------------------------------------------------------------------
+@shared_task(**RETRY)
+def build_report(mode: str, variant: str = "before-draw", period: str | None = None) -> dict[str, Any]:
+    """Make the report of `mode` for `period` (default: the current one) unless it exists or is being made."""
+    inputs, game = inputs_for(mode, variant, period)
+    with exclusive(inputs.id) as mine:
+        if not mine:
+            return {"id": inputs.id, "made": False, "elsewhere": True}
+        return make(inputs, game)
+
+
+def _task_id(report: str) -> str:
+    return f"report-{report}"
+
+
+@shared_task(**RETRY)
+def scheduled_reports() -> dict[str, Any]:
+    """What beat sends: one `build_report` per configured mode and variant, for the current period.
+
+    A report already stored, queued or being made is not asked for again (a second beat firing the same
+    tick finds the first one's work)."""
+    period = schedule.current().label()
+    asked = []
+    for mode in schedule.report_modes():
+        for variant in schedule.report_variants():
+            job = submit(mode, variant, period)
+            asked.append({"mode": mode, "variant": variant, "id": job.id, "state": job.state})
+    return {"period": period, "reports": asked}
+
+
+# -- jobs: POST /v1/reports ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReportJob:
+    """A report being made: ``state`` queued, running, succeeded (``report`` is its id) or failed (``error``)."""
+
+    id: str  # the id of the report it makes (the inputs it was asked with)
+    state: str
+    report: str | None = None
+    error: str | None = None
+
+
+def _embedded() -> bool:
+    return bool(app.conf.task_always_eager)
+
+
+def _record(report: str) -> dict[str, Any] | None:
+    try:
+        return json.loads(_lock_path(report, ".json").read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _write_record(report: str, record: dict[str, Any], where: Store | None = None) -> None:
+    path = _lock_path(report, ".json", where)
+    tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+
+
+def submit(mode: str, variant: str = "before-draw", period: str | None = None) -> ReportJob:
+    """Make a report now unless it exists or is being made; its job either way (never a second copy)."""
+    inputs, game = inputs_for(mode, variant, period)
+    done = status(inputs.id)
+    if done is not None and done.state != "failed":
+        return done
+    if _embedded():
+        fd = _try_flock(inputs.id)
+        if fd is None:
+            return ReportJob(inputs.id, "running")
+        if _stored(inputs.key) is not None:
+            os.close(fd)
+            return ReportJob(inputs.id, "succeeded", inputs.id)
+        _write_record(inputs.id, {"state": "running"})
+        threading.Thread(target=_run_here, args=(inputs, game, fd, store()), name=f"report {inputs.id}",
+                         daemon=True).start()
+        return ReportJob(inputs.id, "running")
+    current_app.backend.store_result(_task_id(inputs.id), {"report": inputs.id}, "QUEUED")
+    build_report.apply_async((mode, variant, inputs.period), task_id=_task_id(inputs.id))
+    return ReportJob(inputs.id, "queued")
+
+
+def _run_here(inputs: Inputs, game: GameSolution | None, fd: int, where: Store) -> None:
+    """The embedded default: make the report in this thread, holding its file lock (`fd`) throughout."""
+    app.set_current()  # Celery's current app is per thread
+    try:
+        summary = make(inputs, game, where)
+        _write_record(inputs.id, {"state": "succeeded", "report": summary["id"]}, where)
+    except Exception as e:  # the job fails, the server does not: the record says why
+        log.exception("report %s failed", inputs.id)
+        _write_record(inputs.id, {"state": "failed", "error": f"{type(e).__name__}: {e}"}, where)
+    finally:
+        os.close(fd)
+
+
+def status(job: str) -> ReportJob | None:
+    """Where the job making report `job` stands; None if there is no such job."""
+    key = key_of(job)
+    if key is None:
+        return None
+    if _stored(key) is not None:
+        return ReportJob(job, "succeeded", job)
+    if _locked_elsewhere(job):
+        return ReportJob(job, "running")
+    if _embedded():
+        record = _record(job)
+        if record is None:
+            return None
+        if record["state"] == "succeeded":
+            return ReportJob(job, "succeeded", record["report"])
+        if record["state"] == "failed":
+            return ReportJob(job, "failed", error=record["error"])
+        return ReportJob(job, "failed", error="interrupted: the process making it stopped; ask again")
+    result = AsyncResult(_task_id(job), app=current_app)
+    state, info = result.state, result.info
+    if state == "PENDING":
+        return None
+    if state == "FAILURE":
+        return ReportJob(job, "failed", error=f"{type(info).__name__}: {info}")
+    if state == "SUCCESS" and isinstance(info, dict):
+        made = key_of(info.get("id", ""))
+        if made is not None and _stored(made) is not None:
+            return ReportJob(job, "succeeded", info["id"])
+        return ReportJob(job, "failed", error="the report was made and is no longer in the store; ask again")
+    return ReportJob(job, "queued" if state == "QUEUED" else "running")
+
+
+# -- reading -----------------------------------------------------------------------------------------------------
+def describe(key: Key) -> dict[str, Any]:
+    """A report as listed: from its key alone (no file is read)."""
+    period = key.tag[: len("YYYYmmdd-HHMMSS")]
+    return {"id": report_id(key), "mode": key.mode, "variant": key.variant, "engine": key.engine,
+            "period": _iso(period), "url": f"/v1/reports/{report_id(key)}"}
+
+
+def _report_keys() -> list[Key]:
+    every = store().keys()
+    return [k for k in every if k.kind == KIND and k.tag]
+
+
+def reports(mode: str | None = None) -> list[dict[str, Any]]:
+    """Every stored report (of `mode`), newest period first."""
+    found = [k for k in _report_keys() if mode is None or k.mode == mode]
+    return [describe(k) for k in sorted(found, key=lambda k: (k.tag[:15], k.name), reverse=True)]
+
+
+def load(report: str) -> dict[str, Any] | None:
+    """The stored report (checksum verified), or None."""
+    key = key_of(report)
+    entry = _stored(key) if key is not None else None
+    return entry[0] if entry is not None else None
+
+
+def latest(mode: str, variant: str = "before-draw") -> dict[str, Any] | None:
+    """The report of the latest period for `mode` (current engine); of two for one period, the later made."""
+    keys = [k for k in _report_keys() if k.mode == mode and k.variant == variant and k.engine == ENGINE_VERSION]
+    if not keys:
+        return None
+    newest = max(k.tag[:15] for k in keys)
+    docs = [d for d in (load(report_id(k)) for k in keys if k.tag[:15] == newest) if d is not None]
+    return max(docs, key=lambda d: d["created"]) if docs else None
+
+
+# -- rendering ----------------------------------------------------------------------------------------------------
+def render_csv(table: dict[str, Any]) -> str:
+    """One table as CSV: a header row, then the rows (floats as repr: exact round trip; CRLF line ends)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(table["columns"])
+    writer.writerows([_csv_cell(v) for v in row] for row in table["rows"])
+    return buffer.getvalue()
+
+
+def _csv_cell(v: Any) -> Any:
+    if isinstance(v, float):
+        return repr(v)
+    return "" if v is None else v
+
+
+def csv_all(doc: dict[str, Any]) -> str:
+    """Every table of a report in one CSV: per table, a row ``table,<name>,<title>``, its header and rows,
+    then an empty row."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    for t in doc["content"]["tables"]:
+        writer.writerow(["table", t["name"], t["title"]])
+        out.write(doc["csv"][t["name"]])
+        writer.writerow([])
+    return out.getvalue()
+
+
+@cache
+def _templates() -> Environment:
+    return Environment(loader=PackageLoader("workers", "templates"), autoescape=select_autoescape(["html"]),
+                       trim_blocks=True, lstrip_blocks=True)
+
+
+def _percent(v: float) -> str:
+    if v == 0 or v >= 1e-4:
+        return f"{100 * v:.2f}%"
+    return f"{100 * v:.2g}%"  # 0.0076%, 6.8e-07%
+
+
+def _long_exact(v: Any) -> bool:
+    return isinstance(v, str) and "/" in v and len(v) > LONG_EXACT
+
+
+def _cell(column: str, v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return _percent(v) if column in PERCENT or column.startswith("vs_") else f"{v:.6g}"
+    return str(v)
+
+
+def _fact_text(fact: dict[str, Any]) -> str:
+    return _percent(fact["value"]) if fact["kind"] == "probability" else f"{fact['value']:.10g}"
+
+
+def _view_table(t: dict[str, Any], charted: bool) -> dict[str, Any]:
+    """A table as the page shows it: cells as text; a pivot (if any) shown first and the rows folded, as
+    are the rows of a table drawn as a chart."""
+    # a column of long exact fractions (or of none) is left to the CSV; text columns are aligned left
+    shown = [k for k, c in enumerate(t["columns"])
+             if not any(_long_exact(r[k]) for r in t["rows"]) and any(r[k] is not None for r in t["rows"])]
+    columns = [t["columns"][k] for k in shown]
+    rows = [[_cell(t["columns"][k], row[k]) for k in shown] for row in t["rows"][:HTML_ROWS]]
+    text_columns = {t["columns"][k] for k in shown if any(isinstance(r[k], str) and "/" not in r[k]
+                                                            for r in t["rows"])}
+    view = {"name": t["name"], "title": t["title"], "note": t["note"], "columns": columns, "rows": rows,
+            "count": len(t["rows"]), "more": len(t["rows"]) > HTML_ROWS, "collapsed": charted or t.get("fold"),
+            "text_columns": text_columns, "pivot": None}
+    if pivot := t.get("pivot"):
+        r, c, v = (columns.index(pivot[x]) for x in ("row", "column", "value"))
+        heads = list(dict.fromkeys(row[c] for row in t["rows"]))
+        cells: dict[Any, dict[Any, str]] = {}
+        for row in t["rows"]:
+            cells.setdefault(row[r], {})[row[c]] = _cell(pivot["value"], row[v])
+        view["pivot"] = {"columns": [f"{pivot['row']} \\ {pivot['column']}", *heads],
+                         "rows": [[name, *(by.get(h, "") for h in heads)] for name, by in cells.items()]}
+    return view
+
+
+def _chart(spec: dict[str, Any], tables_: dict[str, dict[str, Any]], game: GameSolution | None,
+           mode: str) -> dict[str, str] | None:
+    from analysis import charts  # matplotlib: only where reports are drawn
+
+    if spec["name"] == "win_heatmap":
+        if game is None:
+            return None
+        svg = charts.win_heatmap(game, "svg")
+    elif spec["name"] == "roll_stop_regions":
+        panels, rows, totals = region_grid(tables_[spec["table"]])
+        svg = charts.roll_stop_regions(panels, rows, totals, "svg", f"Roll/stop regions of one turn ({mode})")
+    else:
+        raise ValueError(f"unknown chart {spec['name']!r}")
+    return {"title": spec["title"], "uri": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
+
+
+def render_html(doc: dict[str, Any], game: GameSolution | None) -> str:
+    """The report as one self-contained HTML page (no request leaves it: CSS inline, charts as data URIs)."""
+    content = doc["content"]
+    by_name = {t["name"]: t for t in content["tables"]}
+    sections = []
+    for s in content["sections"]:
+        charts_ = [c for c in (_chart(spec, by_name, game, doc["mode"]) for spec in s["charts"]) if c]
+        sections.append({**s, "facts": [{**f, "text": _fact_text(f)} for f in s["facts"]], "charts": charts_,
+                         "tables": [_view_table(by_name[name], any(c["table"] == name for c in s["charts"]))
+                                    for name in s["tables"]]})
+    return _templates().get_template("report.html").render(
+        title=f"Zombie Dice report: {content['title']}", id=doc["id"], mode=doc["mode"], variant=doc["variant"],
+        period=doc["period"], created=doc["created"], engine=doc["engine"], table_sha=doc["table"].get("sha256"),
+        notes=doc["notes"], sections=sections)

@@ -1,0 +1,259 @@
+"""Table jobs as the API and the CLI follow them: one job per table, however often it is asked for.
+
+A job's id is derived from its table's key (`job_id`), so asking for a table that is being computed
+finds the running job instead of starting a second one. `submit` starts a job unless the table is
+stored or its job runs; `status` says where a job stands (a `TableJob`); `load` gives the stored
+solution, parsed once per process. The stored table is the truth: once it is in the store, its job
+has succeeded, whatever any record says. Both ways of running use the same graph of tasks, whose
+durable record in the store (tasks.py) every process reads alike:
+
+* with `REDIS_URL`, `start_table_job` hands the graph to the workers (who resume it after a fault);
+* embedded (no `REDIS_URL`: tasks run eagerly), a background thread of this process runs it, holding
+  an exclusive lock on ``locks/<id>.lock`` under the store while it runs. The kernel drops the lock
+  if the process dies, so a record that says "running" with its lock free was interrupted: the job
+  is reported failed, and submitting it again restarts it.
+
+Submitting takes the job's lock for a moment first, so that two processes asked at once start one job.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
+
+from analysis import MODES
+from analysis.game import GameSolution, game_layers
+from analysis.position import RECYCLE_VARIANTS
+
+from .celery_app import app
+from .store import ENGINE_VERSION, CorruptEntry, Key
+from .tasks import BrokerUnavailable, job_status, start_table_job, store, table_key
+
+__all__ = ["TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS"]
+
+# What calling the job queue (Redis) may raise when it is down or unreachable.
+QUEUE_ERRORS = (BrokerUnavailable, OperationalError, RedisError, ConnectionError, TimeoutError)
+log = logging.getLogger(__name__)
+TWO_PLAYERS = 2  # the only player count computed as a table (analysis.game.many is a policy, not a table)
+
+
+@dataclass(frozen=True)
+class TableJob:
+    """Where the job computing one table stands. ``state``: queued (no layer done yet), running,
+    succeeded (the table is stored: ``sha256`` and ``p_first_player_wins`` are set) or failed
+    (``error`` says why; submitting again restarts it)."""
+
+    id: str
+    key: Key
+    state: str
+    done: int
+    total: int
+    sha256: str | None = None
+    p_first_player_wins: float | None = None
+    error: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ("queued", "running")
+
+
+def job_id(key: Key) -> str:
+    """The id of the job computing `key`: readable, safe in a URL and a file name (no ``--``)."""
+    return f"{key.kind}-{key.mode}-{key.variant}-p{key.players}-v{key.engine}"
+
+
+def key_for_job(job: str) -> Key | None:
+    """The table a job id stands for (current engine), or None: ids are never parsed, only looked up."""
+    return _jobs().get(job)
+
+
+def _jobs() -> dict[str, Key]:
+    keys = (table_key(m, v, TWO_PLAYERS) for m in MODES for v in RECYCLE_VARIANTS)
+    return {job_id(k): k for k in keys if k.engine == ENGINE_VERSION}
+
+
+def stored(key: Key) -> tuple[dict[str, Any], str] | None:
+    """(data, sha256) of the stored table, or None (absent, or corrupt: moved aside to be recomputed)."""
+    try:
+        return store().get(key)
+    except CorruptEntry:
+        return None
+
+
+_solutions: dict[tuple[str, str], GameSolution] = {}
+_solutions_lock = threading.Lock()
+
+
+def load(key: Key) -> tuple[GameSolution, str] | None:
+    """The stored solution and its sha256, parsed once per process (and per version of the file).
+
+    The solution memoises the mid-turn sweeps it computes, so keeping one object per table matters
+    more than the parsing it saves.
+    """
+    entry = stored(key)
+    if entry is None:
+        return None
+    data, digest = entry
+    with _solutions_lock:
+        solution = _solutions.get((key.name, digest))
+        if solution is None:
+            solution = _solutions[(key.name, digest)] = GameSolution.from_dict(data)
+    return solution, digest
+
+
+def _total(key: Key) -> int:
+    return len(game_layers(key.mode, key.variant)) + 1  # the layers, then storing the table
+
+
+def _succeeded(key: Key) -> TableJob | None:
+    entry = stored(key)
+    if entry is None:
+        return None
+    data, digest = entry
+    total = _total(key)
+    return TableJob(job_id(key), key, "succeeded", total, total, digest, data["p_first_player_wins"])
+
+
+def _in_progress(key: Key, done: int, total: int) -> TableJob:
+    return TableJob(job_id(key), key, "queued" if done == 0 else "running", done, total)
+
+
+def _failed(key: Key, error: str, done: int = 0) -> TableJob:
+    return TableJob(job_id(key), key, "failed", done, _total(key), error=error)
+
+
+def _embedded() -> bool:
+    return bool(app.conf.task_always_eager)
+
+
+# -- locks under the store --------------------------------------------------------------------------
+def _lock_path(key: Key) -> Path:
+    folder = store().root / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{job_id(key)}.lock"
+
+
+def _try_lock(key: Key) -> int | None:
+    """An open descriptor holding the job's lock, or None if someone holds it."""
+    fd = os.open(_lock_path(key), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextmanager
+def _locked(key: Key) -> Iterator[None]:
+    fd = os.open(_lock_path(key), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _runs_here(key: Key) -> bool:
+    """Embedded: does a thread (of any process) hold the job's lock, that is, run it? A shared lock
+    is enough to tell, and two processes asking at once do not mistake each other for the job."""
+    fd = os.open(_lock_path(key), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+# -- status ---------------------------------------------------------------------------------------
+def status(key: Key) -> TableJob | None:
+    """Where the job of `key` stands, or None if there is no such job (never submitted, or forgotten)."""
+    done = _succeeded(key)
+    if done is not None:
+        return done
+    state, meta = job_status(job_id(key))
+    if state == "PENDING":
+        return _in_progress(key, 0, _total(key)) if _embedded() and _runs_here(key) else None
+    if state == "FAILURE":
+        return _failed(key, meta.get("error", "the computation failed"), meta.get("done", 0))
+    if state == "SUCCESS":  # the table was stored, and is no longer there (moved aside as corrupt)
+        return _failed(key, "the stored table was lost; submit the job again")
+    if _embedded() and not _runs_here(key):
+        return _failed(key, "interrupted: the process computing it stopped; submit the job again",
+                       meta.get("done", 0))
+    return _in_progress(key, meta.get("done", 0), meta.get("total", _total(key)))
+
+
+# -- submitting -------------------------------------------------------------------------------------
+def submit(mode: str, variant: str = "before-draw", players: int = TWO_PLAYERS) -> TableJob:
+    """Start computing a table unless it is stored or its job runs; its job either way."""
+    if players != TWO_PLAYERS:
+        raise ValueError("only two-player tables are computed")
+    key = table_key(mode, variant, players)
+    return _submit_here(key) if _embedded() else _submit_to_workers(key)
+
+
+def _submit_to_workers(key: Key) -> TableJob:
+    with _locked(key):
+        job = status(key)
+        if job is not None and job.state != "failed":
+            return job
+        start_table_job(key.mode, key.variant, key.players, job_id=job_id(key))
+        return status(key) or _in_progress(key, 0, _total(key))
+
+
+def _submit_here(key: Key) -> TableJob:
+    for _ in range(100):
+        fd = _try_lock(key)
+        if fd is not None:
+            break
+        job = status(key)  # somebody holds the lock: the job runs (or a status check holds it briefly)
+        if job is not None and job.state != "failed":
+            return job
+        time.sleep(0.01)
+    else:
+        raise TimeoutError(f"the lock of job {job_id(key)} stays taken")
+    done = _succeeded(key)
+    if done is not None:
+        os.close(fd)
+        return done
+    thread = threading.Thread(target=_run_here, args=(key, fd), name=f"job {job_id(key)}", daemon=True)
+    _threads[job_id(key)] = thread
+    thread.start()
+    return _in_progress(key, 0, _total(key))
+
+
+_threads: dict[str, threading.Thread] = {}  # the jobs this process runs (embedded), by id
+
+
+def join(key: Key, timeout: float | None = None) -> None:
+    """Wait until this process's thread running the job of `key` (if any) has ended: the table is
+    stored before the job's last record is written, and a command should not exit in between."""
+    thread = _threads.get(job_id(key))
+    if thread is not None:
+        thread.join(timeout)
+
+
+def _run_here(key: Key, fd: int) -> None:
+    """The job of `key`, in this thread, holding its lock (`fd`) until the table is stored or it failed.
+    A failure is recorded by the tasks (the job's record says why); the server carries on."""
+    app.set_current()  # Celery's current app is per thread; a new thread would get a default app
+    try:
+        start_table_job(key.mode, key.variant, key.players, job_id=job_id(key))
+    except Exception:
+        log.exception("table job %s failed", job_id(key))
+    finally:
+        os.close(fd)
