@@ -7,8 +7,13 @@ the schemathesis run, then shares the process-wide caches of analysis and api.od
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -45,3 +50,33 @@ def server_url(app: Flask) -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     thread.join()
+
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium driven by its chromedriver (a fresh profile per test module)."""
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        message = f"Debian chromium and chromium-driver are needed ({CHROMIUM}, {CHROMEDRIVER})"
+        if os.environ.get("CI"):
+            pytest.fail(message + "; scripts/test installs them")
+        pytest.skip(message)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="zombie-odds-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--window-size=900,1100", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

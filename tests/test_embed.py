@@ -10,9 +10,7 @@ they fail: `scripts/test` installs both. Screenshots go to `test-output/` (gitig
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import tempfile
 import threading
 import urllib.error
@@ -30,7 +28,6 @@ from api import embed
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "test-output"
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WORKED = "footprints=green,red&brains=green&shotguns=red"  # README's worked example: bust 2/9, roll
 WAIT = 30  # seconds; a generous bound for a loaded 2-core machine, not a timing assertion
 
@@ -97,32 +94,6 @@ def site_url(server_url: str) -> Iterator[str]:
         server.shutdown()
         thread.join()
         server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        message = f"Debian chromium and chromium-driver are needed ({CHROMIUM}, {CHROMEDRIVER})"
-        if os.environ.get("CI"):
-            pytest.fail(message + "; scripts/test installs them")
-        pytest.skip(message)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="zombie-odds-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", "--window-size=900,1100", f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def fetch(url: str) -> tuple[int, dict[str, Any]]:

@@ -6,18 +6,12 @@ headless Chromium shows that the page still works under the policy (no CSP viola
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from flask.testing import FlaskClient
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ROOT = Path(__file__).resolve().parent.parent
 NOT_OURS = {".git", ".venv", "var", "test-output", "__pycache__", ".ruff_cache", ".pytest_cache", "build", "dist"}
 SECRETS = re.compile(
@@ -62,31 +56,6 @@ def test_embeddable_pages_keep_their_own_policy(client: FlaskClient) -> None:
     answer = client.get("/embed/calculator")
     assert "frame-ancestors *" in answer.headers["Content-Security-Policy"]
     assert "X-Frame-Options" not in answer.headers  # it would forbid what the policy allows
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        message = f"Debian chromium and chromium-driver are needed ({CHROMIUM}, {CHROMEDRIVER})"
-        if os.environ.get("CI"):
-            pytest.fail(message + "; scripts/test installs them")
-        pytest.skip(message)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="zombie-odds-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_swagger_ui_works_under_its_policy(browser: Any, server_url: str) -> None:
