@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import csv
-import fcntl
 import hashlib
 import io
 import json
@@ -52,7 +51,7 @@ from analysis.report import REPORT_FORMAT, build, region_grid
 
 from . import schedule, tables
 from .celery_app import app
-from .store import ENGINE_VERSION, CorruptEntry, Key, Store
+from .store import ENGINE_VERSION, CorruptEntry, Key, Store, try_lock
 from .tasks import RETRY, store, table_key
 
 __all__ = ["Inputs", "ReportJob", "inputs_for", "build_report", "scheduled_reports", "make", "submit", "status",
@@ -205,13 +204,7 @@ def _lock_path(report: str, suffix: str = ".lock", where: Store | None = None) -
 
 
 def _try_flock(report: str) -> int | None:
-    fd = os.open(_lock_path(report), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    return try_lock(_lock_path(report))
 
 
 def _locked_elsewhere(report: str) -> bool:

@@ -17,6 +17,7 @@ what was computed when, and how the tests count that a table was written exactly
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION"]
+__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "try_lock"]
 
 # Bump when a change to analysis/ changes any number a stored table holds.
 ENGINE_VERSION = "1"
@@ -175,3 +176,15 @@ class Store:
                 yield Key.parse(path.stem)
             except ValueError:  # job records and stray files
                 continue
+
+
+def try_lock(path: Path) -> int | None:
+    """An open descriptor holding an exclusive lock on `path` (created if missing), or None if another
+    holder has it. The lock dies with the descriptor, so a crashed process never leaves it taken."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd

@@ -37,7 +37,7 @@ from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
 from .celery_app import app
-from .store import ENGINE_VERSION, CorruptEntry, Key
+from .store import ENGINE_VERSION, CorruptEntry, Key, try_lock
 from .tasks import BrokerUnavailable, job_status, start_table_job, store, table_key
 
 __all__ = ["TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS"]
@@ -146,13 +146,7 @@ def _lock_path(key: Key) -> Path:
 
 def _try_lock(key: Key) -> int | None:
     """An open descriptor holding the job's lock, or None if someone holds it."""
-    fd = os.open(_lock_path(key), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    return try_lock(_lock_path(key))
 
 
 @contextmanager
