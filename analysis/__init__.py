@@ -3,14 +3,17 @@
 Start with `Position` (a validated mid-turn position) and `odds` (the whole answer for it).
 """
 
-from .dice import DICE, EFFECTS, MODES, Die, Effect, Face, Mode
-from .odds import Decision, Odds, odds
+from .dice import BUS, DICE, EFFECTS, MODES, Die, Effect, Face, Mode
+from .odds import Decision, GiveUp, Odds, odds
 from .policy import Objective, Solution, parse_objective, solve
-from .position import FieldError, Position, PositionError
-from .roll import NextRoll, Transition, next_roll
+from .position import BusState, FieldError, Position, PositionError
+from .roll import ACTIONS, NextRoll, Transition, legal_actions, next_roll
 from .table import Table, table_for
 
 __all__ = [
+    "ACTIONS",
+    "BUS",
+    "BusState",
     "DICE",
     "EFFECTS",
     "MODES",
@@ -19,6 +22,7 @@ __all__ = [
     "Effect",
     "Face",
     "FieldError",
+    "GiveUp",
     "Mode",
     "NextRoll",
     "Objective",
@@ -28,6 +32,7 @@ __all__ = [
     "Solution",
     "Table",
     "Transition",
+    "legal_actions",
     "next_roll",
     "odds",
     "parse_objective",

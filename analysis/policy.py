@@ -44,10 +44,19 @@ footprints rolling three footprints) close in one step: ``x = r + sum_h q_h max(
 ``c_h`` is what ``h`` does instead of rolling ``x`` again, has the unique solution ``max_m x_m`` over
 the pieces ``x_m = (r + sum_{j >= m} q_j c_j) / (1 - sum_{j < m} q_j)`` of the ``c`` sorted (each piece
 is below the convex right-hand side, and the piece where the solution lies equals it). The same
-bounds apply: every chance node's ``m/q`` and the blocks' induction give ``top``. The sweep is a
+bounds apply: every chance node's ``m/q`` and the blocks' induction give ``top``, and each block its
+own bound, above which its levels are not computed (every decision there stops). The sweep is a
 wavefront (level ``T`` of block ``b`` after level ``T + |min_delta|`` of block ``b - 1``), so only a
 few levels are held at once; what the exact values need is kept: at each level, which options of
-each decision are within 1e-9 of its best (`BusSolution.candidates`).
+each decision are within 1e-9 of its best (`BusSolution.candidates`). With rescues and YIELD a roll
+can lead to a lower level of its own block (a cycle, not an order): those values are read from the
+previous pass, starting from the stop values (a lower bound), and passes repeat until they move by
+less than 1e-14 (value iteration; 4 or 5 passes). The induction does not cover such a block, so it
+gets ``2 |min_delta|`` levels above its bound, where the solution is checked to stop everywhere; that
+suffices: ``V(n, T) - T`` never grows with ``T`` (for any policy, the value less the score is
+``E[gain] - P(bust) T``), and above the checked levels every roll's results at lower levels of the
+block are in them or above, where rolling then loses ``qT - m > 0``: the truncated solution satisfies
+the Bellman equation at every level, so it is the solution.
 """
 
 from __future__ import annotations
@@ -378,7 +387,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                                                                 >= objective.shotguns)
                             rest = rest + (q * (stops & forced)).sum(axis=1) * s
                             q = np.where(stops & forced, 0.0, q)
-                            stops = stops & ~forced
+                            stops = np.zeros_like(stops)  # the rule stops only where it says so
                         c = np.where(stops, np.maximum(c, s), c)
                         rest = close_loops(rest, q, c)
                     here[chance] = rest
@@ -435,18 +444,17 @@ def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | No
 @lru_cache(maxsize=16)
 def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None, margin: int) -> BusSolution:
     table = bus_table_for(mode, recycle, root)
+    tops, capped = None, False
     if objective.kind in ("reach", "rule"):
-        top, capped = objective.target - 1, False
-    else:
-        bound, capped = bus_stop_bound(table)
-        top = int(np.floor(bound + 1e-6)) + (margin if capped else 0)
-        if table.back_nodes.size and not capped:
-            top += 2 * -table.min_delta  # checked below: nothing rolls above floor(bound)
+        top = objective.target - 1
+    else:  # each block's bound; a cyclic block gets 2 |min_delta| more levels, checked below
+        bounds = np.floor(bus_block_bounds(table) + 1e-6)
+        capped = bool(np.isinf(bounds).any())
+        tops = bounds + np.where(table.cyclic, 2 * -table.min_delta, 0)
+        top = int(tops[np.isfinite(tops)].max(initial=0)) + (margin if capped else 0)
+        tops = np.minimum(tops, top)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
     back = np.repeat(stop[:, None], table.back_nodes.size, axis=1)
-    tops = None
-    if objective.kind == "expected-brains" and not any(table.cyclic):
-        tops = np.minimum(top, np.floor(bus_block_bounds(table) + 1e-6))
     passes, change = 0, np.inf
     while change > PASS_TOLERANCE * max(1.0, float(np.abs(stop).max())):
         if passes == MAX_PASSES:
@@ -454,8 +462,9 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
         nodes, masks, root_values, after = bus_sweep(table, objective, top, stop, back, tops)
         change = float(np.abs(after - back).max(initial=0.0))
         back, passes = after, passes + 1
-    if table.back_nodes.size and objective.kind == "expected-brains" and not capped:
-        rolling = [t for t in range(int(np.floor(bound + 1e-6)) + 1, top + 1) if len(nodes[t])]
-        if rolling:
-            raise ArithmeticError(f"decisions roll above the bound at levels {rolling}: raise the margin")
+    if tops is not None and any(table.cyclic):  # the induction does not cover a cyclic block: check it
+        for b in np.flatnonzero(table.cyclic):
+            levels = range(int(min(bounds[b], top)) + 1, int(tops[b]) + 1)
+            if any((table.can_stop[nodes[t]] & (table.block_of[nodes[t]] == b)).any() for t in levels):
+                raise ArithmeticError(f"decisions of block {b} roll above its bound {bounds[b]}: raise the margin")
     return BusSolution(table, objective, top, tuple(nodes), tuple(masks), root_values, capped, passes)

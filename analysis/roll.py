@@ -449,7 +449,7 @@ def legal_actions(mode: Mode, state: DiceState | BusState) -> tuple[str, ...]:
     dice = state.dice if bus else state
     if _turn_start(dice) and (not bus or state.phase == "ready"):
         return ("roll",)
-    if not isinstance(state, BusState) or state.phase == "out":
+    if not bus or state.phase == "out":
         return ("stop", "roll")
     if state.phase == "riding":
         return ("stop", "stay", "get-off")

@@ -8,10 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from analysis import MODES, Position, PositionError, next_roll, odds, parse_objective
+from analysis import MODES, BusState, Position, PositionError, next_roll, odds, parse_objective
 from analysis.dice import BUS
 from analysis.exact import exact_bus_turn, solve_exact, to_fraction
 from analysis.policy import Objective, bus_solve, close_loops
+from analysis.position import min_noted
 from analysis.roll import TyreTracks, bus_results, legal_actions
 from analysis.simulate import Turn, _lose_brain, play_turn, roll_once
 from analysis.table import CHANCE, DECISION, bus_table_for
@@ -327,6 +328,20 @@ def test_only_rescues_with_yield_make_cycles(original_table, rooted):
     assert any(table.cyclic) == bool(p.game_mode.rescues)
 
 
+def test_every_reached_node_is_a_valid_position(rooted):
+    """Every decision node a root reaches is a position `Position` accepts (the validation is no stricter
+    than the rules), and every legal action's next roll is a distribution."""
+    _, table, _ = rooted
+    mode = table.mode
+    states = [k for k in table.keys if isinstance(k, BusState)]
+    for state in states[:: max(1, len(states) // 150)]:
+        santa_kept = state.dice.aside and sum(state.dice.aside) > len(state.dice.effects)
+        q = Position.from_bus_state(mode, state, min_noted(mode) if santa_kept else 0, table.recycle)
+        for action in legal_actions(mode, state):
+            if action != "stop":
+                assert sum(t.probability for t in next_roll(q, action).transitions) == 1
+
+
 def test_close_loops_is_the_fixed_point():
     rng = np.random.default_rng(3)
     r = rng.uniform(0, 5, 50)
@@ -367,7 +382,7 @@ def test_exact_values_satisfy_bellman(rooted):
 
 
 @pytest.mark.parametrize(("mode", "objective"), [(ORIGINAL, "expected-brains"), (SANTA, "expected-brains"),
-                                                 (BSAM, "expected-brains"), (BSAM, "reach:7"), (BSAM, "rule:6,2")])
+                                                 (BSAM, "expected-brains"), (BSAM, "reach:7"), (BSAM, "rule:6,3")])
 def test_odds_are_consistent(mode, objective):
     p = ROOTS[mode]
     o = odds(p, objective)
@@ -380,7 +395,8 @@ def test_odds_are_consistent(mode, objective):
     else:
         assert sum(k * v for k, v in o.score_distribution.items()) == o.decision.roll
     assert set(o.next_rolls) == set(o.decision.actions) - {"stop"}
-    best = max(o.decision.actions.values())
+    rule = objective.startswith("rule")  # (below 6 brains the rule rolls on, whatever stopping is worth)
+    best = max(v for a, v in o.decision.actions.items() if not (rule and a == "stop"))
     assert o.decision.action == "tie" or o.decision.actions[o.decision.action] == best
     for g in o.give_up:
         assert g.choices[g.choice] == max(g.choices.values())
@@ -444,16 +460,22 @@ def _bus_policy(position: Position, objective: str):
     return act, give_up
 
 
-@pytest.mark.parametrize("mode", list(ROOTS))
-def test_turn_score_distribution(mode):
+@pytest.mark.parametrize(("mode", "objective"), [(m, "expected-brains") for m in ROOTS] + [
+    (BSAM, "rule:6,3"), (SANTA, "reach:7")])
+def test_turn_score_distribution(mode, objective):
     """Whole turns with the solved policy (boarding, staying, getting off, the brain given up) on physical
     dice, against the exact value and score distribution."""
     position = ROOTS[mode]
-    o = odds(position)
-    act, give_up = _bus_policy(position, "expected-brains")
+    o = odds(position, objective)
+    act, give_up = _bus_policy(position, objective)
     rng = random.Random(77)
     scores = [play_turn(position, act, rng, give_up, o.decision.roll_action) for _ in range(N // 4)]
-    assert within_4_sigma(scores, float(o.decision.roll))
+    if objective.startswith("reach:"):
+        assert within_4_sigma([float(s >= 7) for s in scores], float(o.decision.roll))
+    else:
+        assert within_4_sigma(scores, float(o.decision.roll))
+    if objective.startswith("rule:"):  # the rule stops at 6 brains (or a STOP ends the turn before)
+        assert max(scores) >= 6 and o.decision.action != "stop"
     for k in (0, position.score, position.score + 1, position.score + 2, position.score + 3):
         assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
 
