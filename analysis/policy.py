@@ -67,6 +67,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+import scipy.sparse as sp
 
 from .position import BusState, DiceState
 from .table import CHANCE, BusTable, Table, bus_table_for, table_for
@@ -156,25 +157,31 @@ def stop_bound(table: Table) -> tuple[Fraction, bool]:
     """``max C`` of the block induction (see the module docstring) and whether some state has q = 0.
 
     States with q = 0 are left out of the maximum (they never stop by this argument)."""
-    block_of = {}
+    block_of = np.empty(len(table), dtype=np.int64)
     for b, block in enumerate(table.blocks):
         for layer in block:
-            for i in layer.tolist():
-                block_of[i] = b
+            block_of[layer] = b
+    src, dst, delta = table.edge_from, table.edge_to, table.edge_delta
+    # m / q = (sum_d d * ways) / bust ways: the denominator cancels; floats find the few candidates for the
+    # maximum, Fractions settle it
+    gain = np.bincount(src, weights=delta * table.edge_ways, minlength=len(table)).astype(np.int64)
+    q = table.bust_ways
+    ratio = np.divide(gain, q, out=np.zeros(len(table)), where=q > 0)
+    unbounded = bool((q == 0).any())
+    across = block_of[src] != block_of[dst]
     bounds: list[Fraction] = []
-    unbounded = False
     for b, block in enumerate(table.blocks):
+        members = np.concatenate(block)
+        members = members[q[members] > 0]
         c = Fraction(0)
-        for layer in block:
-            for i in layer.tolist():
-                q, row = table.bust[i], table.edges[i]
-                if q:
-                    c = max(c, sum((d * p for d, _, p in row), Fraction(0)) / q)
-                else:
-                    unbounded = True
-                for d, j, _ in row:
-                    if block_of[j] != b:
-                        c = max(c, bounds[block_of[j]] - d)
+        best = ratio[members].max(initial=0.0)
+        if best > 0:
+            for i in members[ratio[members] >= best * (1 - 1e-9)].tolist():
+                c = max(c, Fraction(int(gain[i]), int(q[i])))
+        out = across & (block_of[src] == b)
+        pairs = np.unique(block_of[dst[out]] * (1 << 20) + (delta[out] + (1 << 19)))  # (block, delta) reached
+        for bj, d in zip((pairs >> 20).tolist(), ((pairs & ((1 << 20) - 1)) - (1 << 19)).tolist()):
+            c = max(c, bounds[bj] - d)
         bounds.append(c)
     return max(bounds), unbounded
 
@@ -190,8 +197,32 @@ def _top(table: Table, objective: Objective, margin: int = CAP_MARGIN) -> tuple[
     return int(bound), False  # floor(T1): every state strictly stops above it
 
 
+def state_bounds(table: Table) -> np.ndarray:
+    """Per state, a level above which it stops (expected brains): the block induction of `stop_bound` state
+    by state. If every roll ``i -> j`` showing ``d`` lands where ``j`` stops (``T + d > C(j)``), rolling is
+    worth ``(1 - q) T + m`` and ``i`` stops at every ``T > m / q``; so ``C(i) = max(m / q, C(j) - d)``, the
+    least solution (found by relaxing every roll at once until nothing moves: a cycle of rolls shows
+    brains, so none feeds itself). ``inf`` where the induction has no base (``q = 0``) or reaches one."""
+    n = len(table)
+    src, dst, delta = table.edge_from, table.edge_to, table.edge_delta
+    gain = np.bincount(src, weights=delta * table.edge_ways, minlength=n)
+    q = table.bust_ways
+    own = np.full(n, np.inf)
+    np.divide(gain, q, out=own, where=q > 0)
+    bound = own.copy()
+    rows = np.flatnonzero(np.diff(table.edge_ptr))
+    for _ in range(n + 1):
+        best = bound.copy()
+        if len(rows):
+            best[rows] = np.maximum(bound[rows], np.maximum.reduceat(bound[dst] - delta, table.edge_ptr[rows]))
+        if np.array_equal(best, bound):
+            return bound
+        bound = best
+    raise ValueError("rolls that show no brains form a cycle")
+
+
 def sweep(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | None = None,
-          ) -> tuple[np.ndarray, np.ndarray]:
+          bounds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The backward induction every solver shares, over all states at once.
 
     `stop[T]` is the value of stopping at score ``T`` for ``T`` in ``0..top + max_delta``, either a
@@ -199,36 +230,86 @@ def sweep(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | None = 
     solver passes one column per opponent score). Above `top` every state stops. `forced[T, i]`
     (optional) makes the state stop whatever the values (fixed rules). Returns ``roll`` of shape
     ``(top + 1, n[, k])`` and ``value`` of shape ``(len(stop), n[, k])``.
+
+    `bounds` (only with ``stop[T] = T``, expected brains; see `state_bounds`): a state stops at every level
+    above its bound, where its roll is ``(1 - q - p) T + m + p T`` (every result stops) and its rows are
+    not multiplied; a layer's rows are kept sorted by bound, so the rows still to compute are a prefix.
     """
     n = len(table)
     stop = np.asarray(stop, dtype=float)
     cols = stop.shape[1:]
-    value = np.empty((len(stop), n, *cols))
+    unit = tuple(1 for _ in cols)
+    # The sweep works on the states renumbered in sweep order (each layer a contiguous range; with bounds,
+    # sorted by bound within it), so that every layer reads and writes slices; rows go back at the end.
+    spans, order = [], []
+    for block in table.blocks:
+        spans.append([])
+        for layer in block:
+            if bounds is not None:
+                layer = layer[np.argsort(-bounds[layer], kind="stable")]
+            spans[-1].append((len(order), len(order) + len(layer)))
+            order.extend(layer.tolist())
+    perm = np.array(order, dtype=np.int64)
+    where = np.empty(n, dtype=np.int64)
+    where[perm] = np.arange(n)
+    # levels below 0 (a rescue from a low score) are worth 0: `pad` zero levels before level 0
+    pad, width = -table.min_delta, table.max_delta - table.min_delta + 1
+    src = table.edge_from
+    # [P_dmin | ... | P_dmax] over the renumbered states: one product with the levels T + dmin .. T + dmax
+    # laid end to end (a contiguous slice of the values) is sum_d P_d V(., T + d)
+    stack = sp.csr_matrix((table.edge_ways / table.denominator[src],
+                           (where[src], (table.edge_delta - table.min_delta) * n + where[table.edge_to])),
+                          shape=(n, width * n))
+    padded = np.zeros((pad + len(stop), n, *cols))
+    value = padded[pad:]
     value[:] = stop[:, None]
     roll = np.zeros((top + 1, n, *cols))
-    loop = table.self_loop_f.reshape(-1, *(1 for _ in cols))
-    for block, block_mats in zip(table.blocks, table.layer_matrices):
+    loop = table.self_loop_f[perm].reshape(-1, *unit)
+    gain = table.gain_f[perm]
+    slope = 1 - table.bust_f[perm]  # rest + p S = (1 - q - p) T + m + p T where S(T) = T
+    fixed = None if forced is None else forced[:, perm]
+    for block in spans:
+        stacks = [stack[lo:hi] for lo, hi in block]
+        # with bounds: per level, the rows at least at their bound less 1e-6 (a float margin: ties computed)
+        counts = [np.full(top + 1, hi - lo) if bounds is None else
+                  np.searchsorted(-bounds[perm[lo:hi]], -(np.arange(top + 1) - 1e-6), side="right")
+                  for lo, hi in block]
         for score in range(top, -1, -1):
             s = stop[score]
-            for layer, mats in zip(block, block_mats):
-                rest = np.zeros((len(layer), *cols))
-                for d, m in mats:
-                    if 0 <= score + d < len(stop):
-                        rest += m @ value[score + d]
-                p = loop[layer]
+            levels = padded[score:score + width].reshape(width * n, *cols)
+            for (lo, hi), rows, count in zip(block, stacks, counts):
+                c = int(count[score])
+                if lo + c < hi:  # above their bound (expected brains): every result stops, and so do they
+                    roll[score, lo + c:hi] = slope[lo + c:hi] * score + gain[lo + c:hi]  # their value: s, as set
+                if not c:
+                    continue
+                hi = lo + c
+                rest = _rows(rows, c) @ levels
+                p = loop[lo:hi]
                 keep = rest / (1 - p)
-                if forced is None:
+                if fixed is None:
                     r = np.where(keep >= s, keep, rest + p * s)
                     v = np.maximum(s, r)
                 else:
-                    f = forced[score, layer].reshape(-1, *(1 for _ in cols))
+                    f = fixed[score, lo:hi].reshape(-1, *unit)
                     r = np.where(f, rest + p * s, keep)
                     v = np.where(f, s, keep)
-                roll[score, layer] = r
-                value[score, layer] = v
+                roll[score, lo:hi] = r
+                value[score, lo:hi] = v
     if table.compulsory:
-        value[: top + 1, table.start] = roll[:, table.start]  # the first roll of a turn is compulsory
+        first = where[table.start]
+        value[: top + 1, first] = roll[:, first]  # the first roll of a turn is compulsory
+    for rows in (roll, value):  # back to the table's numbering, a level at a time (no second copy)
+        for level in rows:
+            level[:] = level[where]
     return roll, value
+
+
+def _rows(m, k: int):
+    """The first `k` rows of CSR matrix `m`, sharing its arrays."""
+    if k == m.shape[0]:
+        return m
+    return sp.csr_matrix((m.data[:m.indptr[k]], m.indices[:m.indptr[k]], m.indptr[:k + 1]), shape=(k, m.shape[1]))
 
 
 @lru_cache(maxsize=64)
@@ -242,7 +323,8 @@ def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None 
     if objective.kind == "rule":
         scores = np.arange(top + 1)[:, None]
         forced = (scores >= objective.target) | (table.shotguns[None, :] >= objective.shotguns)
-    roll, value = sweep(table, stop, top, forced)
+    bounds = state_bounds(table) if objective.kind == "expected-brains" else None
+    roll, value = sweep(table, stop, top, forced, bounds)
     return Solution(table, objective, top, roll, value, capped)
 
 

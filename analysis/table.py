@@ -5,8 +5,9 @@ adds the score as a second index. A roll from state ``i`` that shows ``delta`` b
 bust leads to ``(j, T + delta)``: recycling notes the brain pile but does not change the turn's
 score ``T = banked + brains in the pile``.
 
-For the solvers the table keeps, per ``delta``, a sparse matrix of float probabilities, the exact
-``Fraction`` of every entry, and the bust probability of every state. States are grouped in
+For the solvers the table keeps, per ``delta``, a sparse matrix of float probabilities, and every roll
+exactly, as integer ways over a denominator per state (the bust and the self-loop too; `Fraction`
+tuples are derived on first use). States are grouped in
 *blocks* and *layers*. A solver sweeps block after block; within a block, score levels from the
 top down; within a level, layer after layer. That order is valid when every roll either leads to an
 earlier block (here: a block is a number of shotguns, and shotguns never go back into the cup), or
@@ -41,27 +42,49 @@ from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, cached_property, lru_cache
+from operator import add as _add
 
 import numpy as np
 import scipy.sparse as sp
 
-from .dice import MODES, Mode
+from .dice import EFFECTS, MODES, Mode
 from .position import BusState, DiceState
-from .roll import TyreTracks, _bus_rolls, _ordinary_rolls, give_up, legal_actions, transitions
+from .roll import (
+    TyreTracks,
+    _bus_rolls,
+    _draw_plan,
+    _ordinary_rolls,
+    _rescuable,
+    _roll,
+    _summed,
+    give_up,
+    legal_actions,
+)
 
 __all__ = ["Table", "table_for", "BusTable", "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
 
 
 @dataclass(frozen=True, eq=False)
 class Table:
+    """Every dice state of a turn and every roll, as integer arrays (exact) and float matrices (solvers).
+
+    Roll ``k`` of state ``i`` (``edge_ptr[i] <= k < edge_ptr[i + 1]``, sorted by delta, then target) shows
+    ``edge_delta[k]`` brains and leads to ``edge_to[k]`` with probability ``edge_ways[k] / denominator[i]``;
+    ``bust_ways`` and ``loop_ways`` are over the same denominator. `edges`, `bust` and `self_loop` give
+    the same as exact `Fraction` tuples, built on first use (exact solvers read them; float solvers do not)."""
+
     mode: Mode
     recycle: str
     states: tuple[DiceState, ...]
     index: dict[DiceState, int]
     shotguns: np.ndarray  # shotguns set aside, per state
-    edges: tuple[tuple[tuple[int, int, Fraction], ...], ...]  # per state: (delta, j, p), self-loop excluded
-    bust: tuple[Fraction, ...]  # exact bust probability of the next roll, per state
-    self_loop: tuple[Fraction, ...]  # exact probability that a roll leads back to the same state
+    edge_ptr: np.ndarray  # int64, n + 1
+    edge_delta: np.ndarray  # int64 per roll
+    edge_to: np.ndarray  # int64 per roll
+    edge_ways: np.ndarray  # int64 per roll
+    denominator: np.ndarray  # int64 per state: ways of the next roll
+    bust_ways: np.ndarray  # int64 per state
+    loop_ways: np.ndarray  # int64 per state: ways back to the same state (a hand of three footprints)
     matrices: dict[int, sp.csr_matrix]  # delta -> float transition matrix (self-loops excluded)
     self_loop_f: np.ndarray
     bust_f: np.ndarray
@@ -81,6 +104,29 @@ class Table:
         whose root is a mid-turn position)."""
         first = self.states[0]
         return not (any(first.hand) or any(first.brains) or any(first.shotguns) or any(first.aside))
+
+    @cached_property
+    def edges(self) -> tuple[tuple[tuple[int, int, Fraction], ...], ...]:
+        """Per state: (delta, j, exact p) of every roll but the self-loop, sorted by (delta, j)."""
+        ptr, den = self.edge_ptr.tolist(), self.denominator.tolist()
+        rows = list(zip(self.edge_delta.tolist(), self.edge_to.tolist(), self.edge_ways.tolist()))
+        return tuple(tuple((d, j, Fraction(w, den[i])) for d, j, w in rows[ptr[i]:ptr[i + 1]])
+                     for i in range(len(self.states)))
+
+    @cached_property
+    def bust(self) -> tuple[Fraction, ...]:
+        """Exact bust probability of the next roll, per state."""
+        return tuple(Fraction(b, d) for b, d in zip(self.bust_ways.tolist(), self.denominator.tolist()))
+
+    @cached_property
+    def self_loop(self) -> tuple[Fraction, ...]:
+        """Exact probability that a roll leads back to the same state, per state."""
+        return tuple(Fraction(w, d) for w, d in zip(self.loop_ways.tolist(), self.denominator.tolist()))
+
+    @cached_property
+    def edge_from(self) -> np.ndarray:
+        """The state each roll is from (the rows of `edge_ptr` spelt out)."""
+        return np.repeat(np.arange(len(self.states)), np.diff(self.edge_ptr))
 
     @property
     def layers(self) -> tuple[np.ndarray, ...]:
@@ -133,10 +179,238 @@ def _layers(states: np.ndarray, zero_edges: list[tuple[int, int]]) -> tuple[np.n
     return tuple(states[order == d] for d in range(order.max() + 1))
 
 
-def _blocks(states: tuple[DiceState, ...], zero_edges: list[tuple[int, int]]) -> tuple[tuple[np.ndarray, ...], ...]:
-    """Blocks by shotguns set aside, most first (rolls never take a shotgun back)."""
-    shotguns = np.array([s.shotgun_count for s in states])
-    return tuple(_layers(np.flatnonzero(shotguns == s), zero_edges) for s in sorted(set(shotguns), reverse=True))
+class _Codes:
+    """Dice states as integers, one mixed-radix digit per (field, kind) and a bitmask of effects.
+
+    Codes add: a roll's result is the state's code plus a constant of its draw and faces (the hand and
+    the effects are replaced, the piles grow), so a table's search works on arrays of codes."""
+
+    def __init__(self, mode: Mode):
+        self.mode = mode
+        self.fields = 3 if mode.plain else 6
+        radix = [c + 1 for c in mode.counts] * self.fields
+        self.weights = np.cumprod([1, *radix[:-1]]).astype(np.int64)
+        self.radix = np.array(radix, dtype=np.int64)
+        self.effect_names = tuple(sorted(EFFECTS))
+        self.effect_weight = int(np.prod(radix, dtype=object))
+        if self.effect_weight << len(self.effect_names) >= 2**62:
+            raise ValueError(f"mode {mode.name}: dice states do not fit 64-bit codes")
+
+    def fields_code(self, *fields: tuple[int, ...]) -> int:
+        """The code of per-kind counts, field after field (missing fields: 0); negative counts allowed."""
+        k = len(self.mode.counts)
+        return sum(int(self.weights[f * k + i]) * c for f, field in enumerate(fields) for i, c in enumerate(field))
+
+    def effects_code(self, effects: tuple[str, ...]) -> int:
+        return sum(self.effect_weight << self.effect_names.index(e) for e in effects)
+
+    def code(self, s: DiceState) -> int:
+        if self.mode.plain:
+            return self.fields_code(s.hand, s.brains, s.shotguns)
+        return self.fields_code(s.hand, s.brains, s.shotguns, s.double_brains, s.double_shotguns,
+                                s.aside) + self.effects_code(s.effects)
+
+    def states(self, codes: np.ndarray) -> list[DiceState]:
+        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        k = len(self.mode.counts)
+        out = []
+        if self.mode.plain:
+            for row in digits.tolist():
+                out.append(DiceState(tuple(row[:k]), tuple(row[k:2 * k]), tuple(row[2 * k:])))
+            return out
+        masks = (codes // self.effect_weight).tolist()
+        names = [tuple(e for b, e in enumerate(self.effect_names) if m >> b & 1)
+                 for m in range(1 << len(self.effect_names))]
+        for row, m in zip(digits.tolist(), masks):
+            out.append(DiceState(tuple(row[:k]), tuple(row[k:2 * k]), tuple(row[2 * k:3 * k]), tuple(row[3 * k:4 * k]),
+                                 tuple(row[4 * k:5 * k]), tuple(row[5 * k:]), names[m]))
+        return out
+
+    def kernel_keys(self, codes: np.ndarray) -> np.ndarray:
+        """What the next roll from each state depends on besides its code and shotguns, as one integer: the
+        hand, the cup, the effects and the brains (and double brains) a rescue may take back; when the cup
+        runs out, the whole brain pile and the dice set aside instead (the recycling), and a flag. States
+        with the same key roll alike: their results differ by their codes only (`_kernel`)."""
+        mode, k = self.mode, len(self.mode.counts)
+        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        hand, brains, shotguns = digits[:, :k], digits[:, k:2 * k], digits[:, 2 * k:3 * k]
+        if mode.plain:
+            doubles = aside = np.zeros_like(hand)
+            effects = np.zeros(len(codes), dtype=np.int64)
+        else:
+            doubles, aside = digits[:, 3 * k:4 * k], digits[:, 5 * k:]
+            effects = codes // self.effect_weight
+        cup = np.array(mode.counts)[None, :] - hand - brains - shotguns - aside
+        recycles = cup.sum(axis=1) < mode.dice_per_roll - hand.sum(axis=1)
+        mask = np.array(_rescuable(mode) if not mode.plain else (False,) * k)[None, :]
+        keep = recycles[:, None] | mask
+        packed = np.concatenate([hand, cup, brains * keep, doubles * keep, aside * recycles[:, None]], axis=1)
+        radix = np.array([c + 1 for c in mode.counts] * 5, dtype=np.int64)
+        weights = np.cumprod([1, *radix[:-1]]).astype(np.int64)
+        top = int(np.prod(radix, dtype=object))
+        if top << (len(self.effect_names) + 1) >= 2**62:
+            raise ValueError(f"mode {mode.name}: roll keys do not fit 64 bits")
+        return packed @ weights + (effects * 2 + recycles) * top
+
+    def shotgun_counts(self, codes: np.ndarray) -> np.ndarray:
+        k = len(self.mode.counts)
+        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        return digits[:, 2 * k:3 * k].sum(axis=1) + (0 if self.mode.plain else digits[:, 4 * k:5 * k].sum(axis=1))
+
+
+@cache
+def _faces_arrays(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], brains: tuple[int, ...],
+                  double_brains: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Every result of rolling `rolled` (roll.py's `_roll` or `_summed`, in their order) as arrays: the
+    code it adds to the state's (hand and effects excluded), shotguns shown less the rise of the bust
+    threshold (the roll busts when that reaches the state's room), brains gained, ways."""
+    codes = _codes(mode)
+    digits, extra, shown, gain, ways = [], [], [], [], []  # digits: the per-kind counts, field after field
+    if mode.plain:
+        for b, s, brains_k, shots_k, hand_k, w in _roll(mode, rolled):
+            digits.append(hand_k + brains_k + shots_k)
+            extra.append(0)
+            shown.append(s)
+            gain.append(b)
+            ways.append(w)
+    else:
+        for (hand, b, d, s, ds, aside, now, rb, rd, _), w, s_shown, g, bonus in _summed(mode, rolled, effects, brains,
+                                                                                          double_brains):
+            digits.append(hand + tuple(map(_add, b, rb)) + s + tuple(map(_add, d, rd)) + ds + aside)
+            extra.append(codes.effects_code(now))
+            shown.append(s_shown - bonus)
+            gain.append(g)
+            ways.append(w)
+    add = np.array(digits, dtype=np.int64) @ codes.weights + np.array(extra, dtype=np.int64)
+    return add, np.array(shown, dtype=np.int64), np.array(gain, dtype=np.int64), np.array(ways, dtype=np.int64)
+
+
+@cache
+def _codes(mode: Mode) -> _Codes:
+    return _Codes(mode)
+
+
+def _kernel(mode: Mode, state: DiceState, recycle: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int,
+                                                                  int]:
+    """Every result of the next roll from `state`, before merging, in `roll.transitions`' order: the code
+    added to the state's, shotguns shown less the threshold's rise, brains gained, ways; the denominator,
+    and the bust threshold before the roll. Every state with the same key (`_Codes.kernel_keys`) shares them."""
+    codes = _codes(mode)
+    pile, _, drawn, ways = _draw_plan(mode, state, mode.dice_per_roll - sum(state.hand), recycle)
+    shift = codes.code(pile) - codes.code(state) - codes.fields_code(state.hand) - codes.effects_code(pile.effects)
+    if mode.plain:
+        brains = doubles = ()
+    else:
+        mask = _rescuable(mode)
+        brains = tuple(b if m else 0 for b, m in zip(pile.brains, mask))
+        doubles = tuple(d if m else 0 for d, m in zip(pile.double_brains, mask))
+    parts = [(_faces_arrays(mode, tuple(map(_add, state.hand, take)), pile.effects, brains, doubles), w)
+             for take, w in drawn]
+    add = np.concatenate([a[0] for a, _ in parts]) + shift
+    shown = np.concatenate([a[1] for a, _ in parts])
+    gain = np.concatenate([a[2] for a, _ in parts])
+    ways_out = np.concatenate([a[3] * w for a, w in parts])
+    return add, shown, gain, ways_out, ways * len(mode.dice[0].faces) ** mode.dice_per_roll, pile.bust_at(mode)
+
+
+_DELTAS = 64  # room for every delta a roll shows, -32..31 brains
+_CHUNK = 3_000_000  # results of rolls worked out at once (memory), at least one state's
+
+
+def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
+    """Breadth-first search from `start` on codes (see `table_for`), a chunk of the queue at a time.
+
+    States are numbered as a breadth-first search that takes each state's results in `roll.transitions`'
+    order numbers them: new states by their first appearance among the results of the states before them
+    in the queue, each state's results in order. Returns the states, their codes, and per state (sorted by
+    delta, then target) the rolls' deltas, targets and ways, the denominator, bust and self-loop ways."""
+    codes = _codes(mode)
+    states = [start]
+    code_parts = [np.array([codes.code(start)], dtype=np.int64)]
+    all_codes = code_parts[0]
+    known, known_idx = all_codes.copy(), np.zeros(1, dtype=np.int64)  # sorted codes, their indices
+    kernels: dict[int, tuple] = {}
+    ptr_parts, delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts = [], [], [], [], [], [], []
+    lo = 0
+    while lo < len(states):
+        if len(all_codes) < len(states):
+            all_codes = np.concatenate(code_parts)
+            code_parts = [all_codes]
+        hi = min(len(states), lo + 16384)
+        chunk = all_codes[lo:hi]
+        keys = codes.kernel_keys(chunk)
+        ukeys, first_of, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        for k, p in zip(ukeys.tolist(), first_of.tolist()):
+            if k not in kernels:
+                kernels[k] = _kernel(mode, states[lo + p], recycle)
+        table = [kernels[k] for k in ukeys.tolist()]
+        length = np.array([len(k[0]) for k in table], dtype=np.int64)[inverse]
+        cut = max(1, int(np.searchsorted(np.cumsum(length), _CHUNK, side="right")))
+        hi, chunk, inverse, length = lo + cut, chunk[:cut], inverse[:cut], length[:cut]
+        add, shown, gain, ways = (np.concatenate([k[i] for k in table]) for i in range(4))
+        offset = np.concatenate([[0], np.cumsum([len(k[0]) for k in table])])[:-1]
+        den = np.array([k[4] for k in table], dtype=np.int64)[inverse]
+        room = np.array([k[5] for k in table], dtype=np.int64)[inverse] - codes.shotgun_counts(chunk)
+        # every result of every state, state after state, each state's in order
+        parent = np.repeat(np.arange(cut), length)
+        first = np.concatenate([[0], np.cumsum(length)])[:-1]
+        pos = np.arange(len(parent)) - first[parent] + offset[inverse][parent]
+        busted = shown[pos] >= room[parent]
+        bust = np.bincount(parent[busted], weights=ways[pos[busted]], minlength=cut).astype(np.int64)
+        ok = ~busted
+        parent, pos = parent[ok], pos[ok]
+        targets = chunk[parent] + add[pos]
+        uniq, first_at = np.unique(targets, return_index=True)
+        at = np.minimum(np.searchsorted(known, uniq), len(known) - 1)
+        new = known[at] != uniq
+        fresh = uniq[new][np.argsort(first_at[new], kind="stable")]
+        n_before = len(states)
+        states.extend(codes.states(fresh))
+        code_parts.append(fresh)
+        sort = np.argsort(fresh)
+        at = np.searchsorted(known, fresh[sort])
+        known = np.insert(known, at, fresh[sort])
+        known_idx = np.insert(known_idx, at, np.arange(n_before, n_before + len(fresh), dtype=np.int64)[sort])
+        target_idx = known_idx[np.searchsorted(known, targets)]
+        n = len(states)
+        gains = gain[pos]
+        if gains.size and (gains.min() < -_DELTAS // 2 or gains.max() >= _DELTAS // 2):
+            raise ValueError("a roll shows more brains than the table's keys allow")
+        key = (parent * _DELTAS + (gains + _DELTAS // 2)) * n + target_idx
+        ukey, inv = np.unique(key, return_inverse=True)
+        summed = np.bincount(inv, weights=ways[pos]).astype(np.int64)  # exact: every sum is below 2**53
+        u_target = ukey % n
+        u_delta = (ukey // n) % _DELTAS - _DELTAS // 2
+        u_parent = ukey // n // _DELTAS
+        loop = (u_delta == 0) & (u_target == u_parent + lo)
+        loop_ways = np.zeros(cut, dtype=np.int64)
+        loop_ways[u_parent[loop]] = summed[loop]
+        keep = ~loop
+        ptr_parts.append(np.bincount(u_parent[keep], minlength=cut))
+        delta_parts.append(u_delta[keep])
+        to_parts.append(u_target[keep])
+        ways_parts.append(summed[keep])
+        den_parts.append(den)
+        bust_parts.append(bust)
+        loop_parts.append(loop_ways)
+        lo = hi
+    edge_ptr = np.concatenate([[0], np.cumsum(np.concatenate(ptr_parts))]).astype(np.int64)
+    return (states, np.concatenate(code_parts), edge_ptr, *(np.concatenate(x) for x in (
+        delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts)))
+
+
+def _depths(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """`_layers`' depths on arrays: the longest path from each of `n` states over the no-brain rolls
+    `src -> dst` within a block (one more than a state's deepest successor, 0 with none), found by relaxing
+    every edge at once until nothing moves (a cycle never settles, and raises)."""
+    depth = np.zeros(n, dtype=np.int64)
+    for _ in range(n + 1):
+        new = depth.copy()
+        np.maximum.at(new, src, depth[dst] + 1)
+        if (new == depth).all():
+            return depth
+        depth = new
+    raise ValueError("no-brain rolls form a cycle: the table cannot be layered")
 
 
 @cache
@@ -146,62 +420,49 @@ def table_for(mode_name: str, recycle: str = "before-draw", root: DiceState | No
     With `root`, the search starts from that dice state instead: the table then holds only the states
     a turn can reach from there (state 0 is the root), which is all a question about one mid-turn
     position needs; Double Feature modes answer positions this way (see odds.py).
+
+    The search is `roll.transitions` on arrays (`_search`): states that share the next roll's dice, effects
+    and rescuable brains (`_Codes.kernel_keys`) share its results up to a shift of their codes, so each such
+    roll is worked out once and every state's results are a vector sum; probabilities stay integer ways
+    over a denominator per state.
     """
     mode = MODES[mode_name]
     empty = tuple(0 for _ in mode.counts)
     start = DiceState(empty, empty, empty) if mode.plain else DiceState(empty, empty, empty, empty, empty, empty)
     start = root if root is not None else start
-    index = {start: 0}
-    states = [start]
-    queue = deque([start])
-    edges, bust, loops = [], [], []
-    while queue:
-        state = queue.popleft()
-        out: dict[tuple[int, int], Fraction] = {}
-        b = Fraction(0)
-        for t in transitions(mode, state, recycle):
-            if t.bust:
-                b += t.probability
-                continue
-            if t.state not in index:
-                index[t.state] = len(states)
-                states.append(t.state)
-                queue.append(t.state)
-            key = (t.brains, index[t.state])
-            out[key] = out.get(key, 0) + t.probability
-        here = index[state]
-        loops.append(out.pop((0, here), Fraction(0)))
-        edges.append(tuple((d, j, p) for (d, j), p in sorted(out.items())))
-        bust.append(b)
+    states, codes, ptr, delta, to, ways, den, bust, loop = _search(mode, start, recycle)
     n = len(states)
-    max_delta = max((d for row in edges for d, _, _ in row), default=0)
-    min_delta = min(0, min((d for row in edges for d, _, _ in row), default=0))
+    src = np.repeat(np.arange(n), np.diff(ptr))
+    max_delta = int(delta.max(initial=0))
+    min_delta = min(0, int(delta.min(initial=0)))
+    vals = ways / den[src]
     matrices = {}
-    for delta in range(min_delta, max_delta + 1):
-        rows, cols, vals = [], [], []
-        for i, row in enumerate(edges):
-            for d, j, p in row:
-                if d == delta:
-                    rows.append(i)
-                    cols.append(j)
-                    vals.append(float(p))
-        matrices[delta] = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    gain = np.array([float(sum((d * p for d, _, p in row), Fraction(0))) for row in edges])
-    zero_edges = [(i, j) for i, row in enumerate(edges) for d, j, _ in row if d == 0]
+    for d in range(min_delta, max_delta + 1):
+        pick = delta == d
+        matrices[d] = sp.csr_matrix((vals[pick], (src[pick], to[pick])), shape=(n, n))
+    # sum_d d * ways over the denominator: integers below 2**53, so the float is the exact mean rounded once
+    gain = np.bincount(src, weights=delta * ways, minlength=n) / den
+    shotguns = _codes(mode).shotgun_counts(codes)
+    zero = delta == 0
+    same = zero & (shotguns[src] == shotguns[to])
+    depth = _depths(n, src[same], to[same])
+    blocks = []
+    for s in sorted(set(shotguns.tolist()), reverse=True):
+        members = np.flatnonzero(shotguns == s)
+        order = depth[members]
+        blocks.append(tuple(members[order == d] for d in range(order.max() + 1)))
     return Table(
         mode=mode,
         recycle=recycle,
         states=tuple(states),
-        index=index,
-        shotguns=np.array([s.shotgun_count for s in states]),
-        edges=tuple(edges),
-        bust=tuple(bust),
-        self_loop=tuple(loops),
+        index={s: i for i, s in enumerate(states)},
+        shotguns=shotguns,
+        edge_ptr=ptr, edge_delta=delta, edge_to=to, edge_ways=ways, denominator=den, bust_ways=bust, loop_ways=loop,
         matrices=matrices,
-        self_loop_f=np.array([float(x) for x in loops]),
-        bust_f=np.array([float(x) for x in bust]),
+        self_loop_f=loop / den,
+        bust_f=bust / den,
         gain_f=gain,
-        blocks=_blocks(tuple(states), zero_edges),
+        blocks=tuple(blocks),
         min_delta=min_delta,
         max_delta=max_delta,
         root=root,

@@ -95,9 +95,7 @@ def _prefixes(mat: sp.csr_matrix, reach: np.ndarray) -> tuple[sp.csr_matrix, ...
 def _least_totals(table: Table) -> np.ndarray:
     """The least turn total at which each dice state can occur (shortest paths from the empty turn,
     a turn total never below 0). A position ``(i, T)`` with ``T`` below it is unreachable."""
-    src = np.array([i for i, row in enumerate(table.edges) for _ in row], dtype=int)
-    dst = np.array([j for row in table.edges for _, j, _ in row], dtype=int)
-    delta = np.array([d for row in table.edges for d, _, _ in row], dtype=int)
+    src, dst, delta = table.edge_from, table.edge_to, table.edge_delta  # the rolls as arrays (no Fractions)
     least = np.full(len(table), np.iinfo(np.int64).max // 2, dtype=np.int64)
     least[table.start] = 0
     while True:
