@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from .exact import exact_bus_turn, exact_turn, to_fraction
 from .policy import Objective, parse_objective
-from .position import FieldError, Position, PositionError
+from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
 from .table import bus_table_for, table_for
 
@@ -64,6 +64,8 @@ class GiveUp:
     shotguns: int
     choice: str
     choices: dict[str, Fraction]
+    footprints: tuple[str, ...] = ()  # the dice in hand after the roll (no choice changes them)
+    pile: tuple[str, ...] = ()  # the brain pile after the roll, before a brain is given up
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,25 @@ def _bus_odds(position: Position, objective: Objective) -> Odds:
         if t.choices:
             worth = {g: to_fraction(exact.value(table.index[s], score + t.brains)) for g, s in t.choices}
             top = max(worth.values())
+            footprints, pile = _before_giving_up(position, t.choices[0])
             give_up.append(GiveUp(t.probability, t.brains, t.shotguns, next(g for g, v in worth.items() if v == top),
-                                  worth))
+                                  worth, footprints, pile))
     return Odds(position, next_rolls[best], decision, exact.score_distribution(i, score, best), next_rolls,
                 tuple(give_up))
+
+
+def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The footprint dice and the brain pile (die names, the mode's order) after a roll that showed tyre tracks,
+    from one of its choices: giving up ``token`` or ``nothing`` leaves the dice as they are, giving up a die (a
+    single or a double brain) takes that die from the pile, so it is put back."""
+    mode = position.game_mode
+    given, state = choice
+    brains = list(state.dice.brains)
+    if given not in ("token", "nothing"):
+        brains[mode.index(given.removeprefix("double:"))] += 1
+    names = mode.die_names
+    return (tuple(d for d, n in zip(names, state.dice.hand) for _ in range(n)),
+            tuple(d for d, n in zip(names, brains) for _ in range(n)))
 
 
 def odds(position: Position, objective: Objective | str = "expected-brains") -> Odds:

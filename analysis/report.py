@@ -2,10 +2,11 @@
 
 `build` gathers, for one mode and rules variant, what issue #5 asks a nightly report to say:
 
-* ``turn``: the optimal expected score of one turn from its start (exact) and the distribution of
-  the turn's score under that policy (exact.py); in floats for a capped table (Santa Claus: a helmet
-  and no shotgun cannot bust, so the turn rolls on to the cap), whose exact fractions take many
-  minutes and gigabytes (the float error is below 1e-12, policy.py);
+* ``turn``: the optimal expected score of one turn from its start and the distribution of the turn's
+  score under that policy, in exact fractions (exact.py); in floats for a capped table (Santa Claus: a
+  helmet and no shotgun cannot bust, so the turn rolls on to a cap of 600 brains over 63,257 dice
+  states: exact fractions up to the cap are out of reach, README "Reports"), with an error below 1e-12
+  (policy.py);
 * ``bust``: the probability that the next roll busts, for common positions: 0-2 shotguns set aside
   by the footprint dice in hand (roll.py);
 * ``game``: P(the first player wins) with two optimal players (a `GameSolution`, usually the stored
@@ -22,9 +23,12 @@ position nobody reaches counts for nothing and a common one counts for a lot. Th
 (its roll is compulsory) is no decision and is left out.
 
 A section that cannot be computed is listed as missing, with the reason, never guessed: the game
-sections without a table, the single-turn sections of a mode whose whole-turn table does not fit in
-memory (odds.NO_WHOLE_TURN). Every table is ``{"name", "title", "columns", "rows", "note"}`` with
-plain cells (str, int, float, None), so a renderer writes any of them as HTML or CSV alike.
+sections without a table, the single-turn sections (and the rules, which play the turn's dice) of a mode
+whose whole-turn table does not fit in memory (odds.NO_WHOLE_TURN) or is not built by the caller (a
+worker's memory budget: `build`'s ``solve_missing``).
+
+Every table is ``{"name", "title", "columns", "rows", "note"}`` with plain cells (str, int, float,
+None), so a renderer writes any of them as HTML or CSV alike.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .dice import MODES, Mode
-from .exact import MARGIN, ExactTurn, exact_turn, to_fraction
+from .exact import MARGIN, ExactTurn, exact_turn
 from .game.rules import Rule, parse_rule, rule_game
 from .game.solution import GameSolution
 from .odds import NO_WHOLE_TURN
@@ -145,24 +149,33 @@ def _bust_section(mode: str, variant: str) -> tuple[dict[str, Any], list[dict[st
 
 # -- one turn ----------------------------------------------------------------------------------------
 def _turn_section(solution: Solution, exact: ExactTurn | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Exact values when `exact` is given; else the float solution's (a capped table: see `build`)."""
+    """Exact values from the start of the turn (state 0 at score 0) when `exact` is given, else floats.
+
+    The exact distribution is one forward pass of exact probability mass (exact.py) and the expected
+    score is ``sum k P(k)`` over it: the value of rolling at the start (a tie, which the pass stops, is
+    worth as much either way). Floats are left for a capped table (see `build`)."""
     start = solution.table.start
+    facts: list[dict[str, Any]]
     if exact is not None:
-        value = to_fraction(exact.roll(start, 0))
         dist: dict[int, Any] = exact.score_distribution(start, 0)
+        value = sum((k * p for k, p in dist.items()), Fraction(0))
         rows = [[k, _exact(p), float(p)] for k, p in dist.items()]
         facts = [_fact("Expected score of a turn (optimal play)", float(value), _exact(value), "brains"),
                  _fact("P(the turn scores 0)", float(dist[0]), _exact(dist[0]))]
+        for k in (5, 10, 13):
+            at_least = sum((p for s, p in dist.items() if s >= k), Fraction(0))
+            facts.append(_fact(f"P(the turn scores at least {k})", float(at_least), _exact(at_least)))
         how = "exact values"
     else:
         dist = float_distribution(solution, optimal_decisions(solution, None))
         rows = [[k, None, p] for k, p in dist.items()]
         facts = [_fact("Expected score of a turn (optimal play)", float(solution.roll[0, start]), kind="brains"),
                  _fact("P(the turn scores 0)", dist[0])]
-        how = ("floats, with an error below 1e-12: this mode's turn is capped, as a state that cannot bust rolls "
-               "on, and its exact fractions cost too much for a nightly report")
-    facts += [_fact(f"P(the turn scores at least {k})", float(sum(p for s, p in dist.items() if s >= k)))
-              for k in (5, 10, 13)]
+        facts += [_fact(f"P(the turn scores at least {k})", float(sum(p for s, p in dist.items() if s >= k)))
+                  for k in (5, 10, 13)]
+        how = (f"floats, with an error below 1e-12: a state that cannot bust (a helmet and no shotgun) rolls on, so "
+               f"this mode's turn is capped at {solution.top} brains, and exact fractions over every state up to "
+               "the cap are out of reach (README, Reports)")
     t = table("score_distribution", "Score of one turn under the optimal policy", ["score", "exact", "probability"],
               rows, f"Probabilities of every final score of a turn, played to maximise the expected score ({how}).")
     text = [f"One turn from its start, the player maximising the expected number of brains ({how})."]
@@ -482,10 +495,13 @@ def _rules_section(mode: str, variant: str, game: GameSolution, rules: Sequence[
 
 # -- the whole report --------------------------------------------------------------------------------------
 def build(mode: str, variant: str = "before-draw", game: GameSolution | None = None, *,
-          rules: Sequence[str] = DEFAULT_RULES, game_missing: str = "") -> dict[str, Any]:
+          rules: Sequence[str] = DEFAULT_RULES, game_missing: str = "", solve_missing: str = "") -> dict[str, Any]:
     """The report's content for `mode` and `variant` (plain data, see the module doc).
 
     `game` is the two-player table (None: the game sections are missing, `game_missing` says why).
+    `solve_missing`, when given, says why the whole-turn table is not built here (a memory budget): the
+    sections that need it (one turn, the policy, the rules, which play the turn's dice) are then listed
+    as missing with that reason, and only the bust odds and a stored two-player table are shown.
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
@@ -497,16 +513,18 @@ def build(mode: str, variant: str = "before-draw", game: GameSolution | None = N
         sections.append(part[0])
         tables.extend(part[1])
 
+    why = solve_missing
     if mode in NO_WHOLE_TURN:
         why = (f"the whole-turn table of mode {mode} does not fit in memory (its search passed 5 GB), so the "
                "turn start cannot be solved")
+    if why:
         sections.append(_missing("turn", "One turn, optimal play", why))
         add(_bust_section(mode, variant))
         sections.append(_missing("policy", "The optimal policy, summarised", why))
     else:
         objective = Objective()
         solution = solve(mode, variant, objective)
-        # exact fractions along a capped table (Santa) cost many minutes and gigabytes: floats there
+        # a capped table (Santa) reaches hundreds of brains: exact fractions over all of it are out of reach
         exact = None if solution.capped else exact_turn(mode, variant, objective)
         add(_turn_section(solution, exact))
         add(_bust_section(mode, variant))
@@ -519,6 +537,9 @@ def build(mode: str, variant: str = "before-draw", game: GameSolution | None = N
         if (game.mode, game.recycle) != (mode, variant):
             raise ValueError(f"the table is for {game.mode} ({game.recycle}), not {mode} ({variant})")
         add(_game_section(game))
-        add(_rules_section(mode, variant, game, rules))
+        if why:
+            sections.append(_missing("rules", "Rules of thumb against optimal play", why))
+        else:
+            add(_rules_section(mode, variant, game, rules))
     return {"format": REPORT_FORMAT, "mode": mode, "title": MODES[mode].title, "variant": variant,
             "rules": list(rules), "sections": sections, "tables": tables}

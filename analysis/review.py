@@ -7,6 +7,15 @@ when another roll of the same turn follows, explicit otherwise (``then="stop"``)
 by itself. Who is at the cup, the scores, running out of dice, the end of the game and tie-break
 rounds all follow from RULES.md section 1 and are recomputed, never read from the log.
 
+Every mode of RULES.md section 2 (Double Feature) is replayed too: a face is any face of the die
+(``double-brain``, ``double-shotgun``, Santa's ``energy-drink`` and ``helmet``), written as the die
+showed it. What the faces then do is the engine's own resolution (`analysis.roll`: `set_aside`,
+`convert`, `rescue`, `settle`, and `recycled` when the cup runs out), so a rescue sends its die back
+to the cup, Santa's drink turns green footprints into brains (a green footprint written as a brain
+is the same result), the helmet raises the bust to 4 shotguns, Santa stays out at a recycling. The
+position of each decision is the engine's `Position` of the dice state reached (double brains and
+shotguns, effects, dice kept out). School Bus logs are not covered (a log has no bus field).
+
 `replay` checks every roll against the engine rather than against a second copy of the rules: the dice
 drawn must be a draw of positive probability under `analysis.roll.draws` (from the cup, or from the cup
 refilled with the brain dice as the recycling variant says, `needs_recycling`), and the result must be
@@ -19,22 +28,31 @@ the measure is the mover's probability of winning (`GameSolution.decision`); oth
 more than two players, which no table covers) it is the turn's expected brains, the engine's
 ``expected-brains`` objective (`analysis.policy.solve` for the values, `analysis.exact` for the action,
 as `analysis.odds` does). The cost of a choice is the value of the best action minus the value of the
-one chosen: 0 for the best (or for either side of a tie), never negative. The Double Feature modes are
-refused: their rolls (rescues, Santa) and their tables are not wired into the review yet.
+one chosen: 0 for the best (or for either side of a tie), never negative.
+
+Expected brains in the base game come from its whole-turn table (seconds, once per process). In the
+Double Feature modes the whole turn is 51,000 to 63,000 dice states (a minute of CPU and 2 GB) or does
+not fit in memory (the sequel), so each decision is solved over the states its own turn can still
+reach (`solve` rooted at its dice state, as `analysis.odds` answers a mid-turn position), reusing a
+table already solved in this review when it reaches the decision. That costs seconds near a bust and
+minutes far from it, so the caller bounds it: `unpriced(position)` says why a position is not solved
+(None: solve it), and at most `max_solves` tables are solved per review. A decision left unpriced says
+why (`DecisionReview.unpriced`) and counts in no cost; the rest of the review stands.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import add, sub
 from typing import TYPE_CHECKING, Any
 
-from .dice import MODES, Mode
-from .exact import exact_turn
-from .policy import Objective, solve
+from .dice import EFFECTS, MODES, Face, Mode
+from .exact import ExactTurn, exact_turn
+from .policy import Objective, Solution, solve
 from .position import RECYCLE_VARIANTS, DiceState, FieldError, Position, PositionError
-from .roll import draws, needs_recycling, transitions
+from .roll import convert, draws, needs_recycling, recycled, rescue, set_aside, settle, transitions
 from .table import table_for
 
 if TYPE_CHECKING:
@@ -57,8 +75,8 @@ class LogError(PositionError):
 
 @dataclass(frozen=True)
 class RolledDie:
-    colour: str  # the die's name in the mode (green, yellow, red)
-    face: str  # brain, shotgun or footprints
+    colour: str  # the die's name in the mode (green, yellow, red; hunk, hottie, santa)
+    face: str  # the face it showed: brain, shotgun, footprints; double-brain, double-shotgun, energy-drink, helmet
 
 
 @dataclass(frozen=True)
@@ -150,24 +168,54 @@ def _describe(mode: Mode, counts: tuple[int, ...]) -> str:
 
 
 def _check_draw(mode: Mode, state: DiceState, recycle: str, drawn: tuple[int, ...]) -> str | None:
-    """Why the dice `drawn` (per kind) cannot be drawn from the cup of `state`, or None if they can."""
+    """Why the dice `drawn` (per kind) cannot be drawn from the cup of `state`, or None if they can.
+
+    When the cup runs out, the brain dice go back into it, but for the dice that stay out (Santa)."""
     need = sum(drawn)
     cup = state.cup(mode)
+    aside = [d for d, n, a in zip(mode.die_names, drawn, state.aside) if n and a]  # (none in the base game)
+    why = f" ({', '.join(aside)} set aside for the rest of the turn)" if aside else ""
     if not needs_recycling(mode, state):
         if any(t == drawn for t, p in draws(cup, need) if p):
             return None
-        return f"{_describe(mode, drawn)} drawn, but the cup holds {_describe(mode, cup)}"
+        return f"{_describe(mode, drawn)} drawn, but the cup holds {_describe(mode, cup)}{why}"
+    back = tuple(0 if die.stays_out else b for die, b in zip(mode.dice, state.brains))
     if recycle == "before-draw":
-        pool = tuple(map(add, cup, state.brains))
+        pool = tuple(map(add, cup, back))
         if any(t == drawn for t, p in draws(pool, need) if p):
             return None
         return (f"{_describe(mode, drawn)} drawn, but the cup ran out and holds {_describe(mode, pool)} once the "
                 "brain dice are back in it")
     rest = tuple(map(sub, drawn, cup))
-    if min(rest) >= 0 and any(t == rest for t, p in draws(state.brains, need - sum(cup)) if p):
+    if min(rest) >= 0 and any(t == rest for t, p in draws(back, need - sum(cup)) if p):
         return None
     return (f"{_describe(mode, drawn)} drawn, but the cup ran out: the last {_describe(mode, cup)} of the cup come "
-            f"first (draw-then-recycle), then dice from the brain dice put back ({_describe(mode, state.brains)})")
+            f"first (draw-then-recycle), then dice from the brain dice put back ({_describe(mode, back)})")
+
+
+def _resolved(mode: Mode, state: DiceState, roll: LoggedRoll) -> tuple[bool, DiceState, int, int]:
+    """A Double Feature roll from `state` resolved by the engine's steps (analysis.roll): (bust, the dice
+    state after it, shotguns shown, brains noted by a recycling first). The state is returned on a bust too.
+
+    The faces are grouped per kind as the engine's `Roll` (``((face, count), ...)`` per kind, the die's
+    own `Face` objects), then: recycling if the cup ran out (`recycled`: Santa stays out), `set_aside`
+    (drink, helmet), `convert` (green footprints under the drink), `rescue` (against the whole brain
+    pile: only the rescued kinds change), `settle`. Bust: the pile's shotguns (a double counts 2) plus the
+    roll's reach the threshold raised by the effects now in force."""
+    pile, noted = (recycled(mode, state), state.pile_brains) if needs_recycling(mode, state) else (state, 0)
+    faces: list[Counter[Face]] = [Counter() for _ in mode.dice]
+    for die in roll.dice:
+        k = mode.index(die.colour)
+        faces[k][mode.dice[k].face(die.face)] += 1
+    shown, aside, effects = set_aside(tuple(tuple(c.items()) for c in faces), pile.effects)
+    shown, brains, doubles, _ = rescue(mode, convert(mode, shown, effects), pile.brains, pile.double_brains)
+    hand, b, d, s, ds = settle(shown)
+    shotguns = sum(s) + sum(ds)
+    bust = pile.shotgun_count + shotguns >= mode.bust_at + sum(EFFECTS[e].bust_bonus for e in effects)
+    after = DiceState(hand, tuple(map(add, brains, b)), tuple(map(add, pile.shotguns, s)),
+                      tuple(map(add, doubles, d)), tuple(map(add, pile.double_shotguns, ds)),
+                      tuple(map(add, pile.aside, aside)), effects)
+    return bust, after, shotguns, noted
 
 
 def _roll(mode: Mode, recycle: str, state: DiceState, roll: LoggedRoll, turn: int, k: int,
@@ -197,9 +245,15 @@ def _roll(mode: Mode, recycle: str, state: DiceState, roll: LoggedRoll, turn: in
     reason = _check_draw(mode, state, recycle, drawn)
     if reason:
         raise LogError([FieldError(where, reason)])
-    recycled = needs_recycling(mode, state)
-    noted = state.pile_brains if recycled else 0
-    pile = tuple(0 for _ in state.brains) if recycled else state.brains
+    if not mode.plain:
+        bust, after, shotguns, noted = _resolved(mode, state, roll)
+        if not any(t.probability > 0 and t.shotguns == shotguns and t.bust == bust and t.banked == noted
+                   and (bust or t.state == after) for t in transitions(mode, state, recycle)):
+            raise LogError([FieldError(_where(turn, k), "no legal roll from this position gives this result")])
+        return bust, None if bust else after, noted
+    out = needs_recycling(mode, state)
+    noted = state.pile_brains if out else 0
+    pile = tuple(0 for _ in state.brains) if out else state.brains
     hand = _counts(mode, [d.colour for d in roll.dice if d.face == "footprints"])
     brains = _counts(mode, [d.colour for d in roll.dice if d.face == "brain"])
     shotguns = _counts(mode, [d.colour for d in roll.dice if d.face == "shotgun"])
@@ -224,9 +278,6 @@ def replay(log: GameLog) -> Replay:
     if log.mode not in MODES:
         raise LogError([FieldError("mode", f"unknown mode {log.mode!r}; known: {', '.join(MODES)}")])
     mode = MODES[log.mode]
-    if not mode.plain:
-        raise LogError([FieldError("mode", f"the game review covers the base game (original) only; mode {log.mode} "
-                                   "(Double Feature: rescues, Santa) is not supported yet")])
     if log.recycle not in RECYCLE_VARIANTS:
         raise LogError([FieldError("recycle", f"unknown variant {log.recycle!r}; known: "
                                    f"{', '.join(RECYCLE_VARIANTS)}")])
@@ -234,7 +285,8 @@ def replay(log: GameLog) -> Replay:
     scores, played = [0] * n, [0] * n
     order, at = list(range(n)), 0  # seats playing this round (all, or the tied leaders), next of them
     finished, winner, steps = False, None, []
-    start = DiceState(*(tuple(0 for _ in mode.die_names),) * 3)  # every die in the cup
+    zero = tuple(0 for _ in mode.die_names)  # every die in the cup
+    start = DiceState(zero, zero, zero) if mode.plain else DiceState(zero, zero, zero, zero, zero, zero, ())
     for t, turn in enumerate(log.turns):
         if finished:
             raise LogError([FieldError(f"turns[{t}]", f"the game is over: {log.players[winner]} won "
@@ -255,8 +307,8 @@ def replay(log: GameLog) -> Replay:
             last = k == len(turn.rolls) - 1
             if bust:
                 if not last:
-                    raise LogError([FieldError(_where(t, k + 1), f"the turn busted at rolls[{k}] (3 shotguns): no "
-                                               "roll follows")])
+                    raise LogError([FieldError(_where(t, k + 1), f"the turn busted at rolls[{k}] (its shotguns "
+                                               "reached the bust): no roll follows")])
                 if roll.then is not None:
                     raise LogError([FieldError(_where(t, k, ".then"), f"{roll.then!r}, but this roll busts: the "
                                                "turn is over, there is no choice")])
@@ -295,27 +347,34 @@ def replay(log: GameLog) -> Replay:
 
 @dataclass(frozen=True)
 class DecisionReview:
-    """One decision: the position, the best action, each action's value under the measure, the cost."""
+    """One decision: the position, the best action, each action's value under the measure, the cost.
+
+    A decision the review did not solve (`unpriced` says why) has no best action and no values (None),
+    costs nothing and is no mistake."""
 
     step: Step
-    best: str  # "roll", "stop" or "tie"
-    roll: float  # value of rolling again (then playing optimally)
-    stop: float  # value of stopping now
+    best: str | None  # "roll", "stop" or "tie"; None when unpriced
+    roll: float | None  # value of rolling again (then playing optimally)
+    stop: float | None  # value of stopping now
+    unpriced: str = ""  # why the decision was not solved ("" when it was)
 
     @property
     def chosen(self) -> str:
         return self.step.then
 
     @property
-    def cost(self) -> float:
-        """Value of the best action minus the value of the choice (0 for the best, or either side of a tie)."""
+    def cost(self) -> float | None:
+        """Value of the best action minus the value of the choice (0 for the best, or either side of a tie);
+        None when unpriced."""
+        if self.best is None:
+            return None
         if self.best in ("tie", self.chosen):
             return 0.0
         return (self.roll - self.stop) if self.best == "roll" else (self.stop - self.roll)
 
     @property
     def mistake(self) -> bool:
-        return self.cost > MISTAKE_TOL
+        return self.cost is not None and self.cost > MISTAKE_TOL
 
 
 @dataclass(frozen=True)
@@ -325,7 +384,8 @@ class PlayerTotal:
     turns: int
     decisions: int
     mistakes: int
-    cost: float  # sum of the costs of the player's decisions
+    cost: float  # sum of the costs of the player's priced decisions
+    unpriced: int = 0  # decisions not solved (see `review`)
 
 
 @dataclass(frozen=True)
@@ -337,12 +397,46 @@ class Review:
     totals: tuple[PlayerTotal, ...]
 
 
-def review(log: GameLog, solution: GameSolution | None = None, missing: str = "") -> Review:
+class _Rooted:
+    """Expected brains of Double Feature decisions, each solved over the states its turn can still reach
+    (``solve(mode, recycle, objective, root)``, as `analysis.odds` does mid-turn), a solved table reused for
+    every later decision it reaches; at most `max_solves` tables, and none where `unpriced` objects."""
+
+    def __init__(self, mode: str, recycle: str, unpriced: Callable[[Position], str | None] | None,
+                 max_solves: int | None):
+        self.mode, self.recycle, self.unpriced, self.max_solves = mode, recycle, unpriced, max_solves
+        self.solved: list[tuple[Solution, ExactTurn]] = []
+
+    def price(self, step: Step) -> DecisionReview:
+        position = step.position
+        state, total = position.state, position.score
+        found = next(((v, e) for v, e in self.solved if state in v.table.index), None)
+        if found is None:
+            why = self.unpriced(position) if self.unpriced else None
+            if why is None and self.max_solves is not None and len(self.solved) >= self.max_solves:
+                why = (f"not solved: this review has already solved {self.max_solves} positions of mode {self.mode}, "
+                       "its limit (review a shorter log for the rest)")
+            if why:
+                return DecisionReview(step, None, None, None, why)
+            objective = Objective()
+            found = (solve(self.mode, self.recycle, objective, state), exact_turn(self.mode, self.recycle, objective,
+                                                                                 state))
+            self.solved.append(found)
+        values, exact = found
+        i = values.table.index[state]
+        roll, stop = values.values_at(i, total)
+        return DecisionReview(step, exact.decision(i, total), roll, stop)
+
+
+def review(log: GameLog, solution: GameSolution | None = None, missing: str = "",
+           unpriced: Callable[[Position], str | None] | None = None, max_solves: int | None = None) -> Review:
     """Replay `log` and price every decision.
 
     `solution` is a two-player `analysis.game.GameSolution` (or None); `missing` says why there is none,
     for the answer's ``reason``. Win probability is the measure when the solution applies (two players,
-    same mode and variant), expected brains otherwise, with the reason."""
+    same mode and variant), expected brains otherwise, with the reason. In the Double Feature modes,
+    expected brains are solved per decision: `unpriced(position)` says why a position is not to be solved
+    (None: solve it) and `max_solves` bounds the tables solved (None: no bound; see the module docstring)."""
     played = replay(log)
     n = len(log.players)
     if n != 2:
@@ -355,13 +449,19 @@ def review(log: GameLog, solution: GameSolution | None = None, missing: str = ""
     else:
         reason = ""
     measure = EXPECTED_BRAINS if reason else WIN_PROBABILITY
-    if measure == EXPECTED_BRAINS:
+    plain = MODES[log.mode].plain
+    if measure == WIN_PROBABILITY or plain:  # the whole turn's table, as the solutions number its states
+        index = table_for(log.mode, log.recycle).index
+    if measure == EXPECTED_BRAINS and plain:
         objective = Objective()
         values, exact = solve(log.mode, log.recycle, objective), exact_turn(log.mode, log.recycle, objective)
-    index = table_for(log.mode, log.recycle).index  # dice state -> its index, as the solutions number them
+    rooted = _Rooted(log.mode, log.recycle, unpriced, max_solves)
     decisions = []
     for step in played.steps:
         if step.then is None:
+            continue
+        if measure == EXPECTED_BRAINS and not plain:
+            decisions.append(rooted.price(step))
             continue
         i, total = index[step.position.state], step.position.score
         if measure == WIN_PROBABILITY:
@@ -375,5 +475,6 @@ def review(log: GameLog, solution: GameSolution | None = None, missing: str = ""
     for seat, name in enumerate(log.players):
         mine = [d for d in decisions if d.step.seat == seat]
         totals.append(PlayerTotal(name, played.scores[seat], played.turns[seat], len(mine),
-                                  sum(d.mistake for d in mine), sum(d.cost for d in mine)))
+                                  sum(d.mistake for d in mine), sum((d.cost for d in mine if d.cost is not None), 0.0),
+                                  sum(d.cost is None for d in mine)))
     return Review(played, measure, reason, tuple(decisions), tuple(totals))

@@ -24,7 +24,7 @@ from workers.tables import QUEUE_ERRORS, join, status, submit
 from workers.tasks import store
 
 from .errors import ApiError
-from .odds import answer, compute, position_from
+from .odds import EXPANSION_FIELDS, answer, compute, position_from
 from .tables import TABLE_MODES
 
 __all__ = ["main", "Server", "render"]
@@ -46,15 +46,38 @@ def _dice(text: str) -> tuple[str, ...]:
 @click.option("--shotguns", default="", metavar="DICE", help="The shotgun pile, comma-separated.")
 @click.option("--banked", default=0, type=int, show_default=True, help="Brains noted when the cup ran out.")
 @click.option("--mode", default="original", show_default=True, help="Game mode.")
+@click.option("--double-brains", default="", metavar="DICE",
+              help="Double Feature: dice of the brain pile showing a double brain, comma-separated.")
+@click.option("--double-shotguns", default="", metavar="DICE",
+              help="Double Feature: dice of the shotgun pile showing a double shotgun, comma-separated.")
+@click.option("--effects", default="", metavar="EFFECTS", help="Double Feature: Santa's effects in force, "
+              "comma-separated (energy-drink, helmet).")
+@click.option("--kept-out", default="", metavar="DICE", help="Double Feature: dice kept out of the cup by a "
+              "recycling (santa).")
+@click.option("--school-bus", is_flag=True, help="Play with the School Bus.")
+@click.option("--bus-brains", default=0, type=int, show_default=True,
+              help="School Bus: brain tokens taken from the bus this turn.")
+@click.option("--bus-shotguns", default=0, type=int, show_default=True,
+              help="School Bus: shotgun tokens taken from the bus this turn.")
+@click.option("--riding", is_flag=True, help="School Bus: the player rides the bus.")
+@click.option("--bus-out", is_flag=True, help="School Bus: the bus is out for the rest of the turn.")
 @click.option("--recycle", default="before-draw", show_default=True, help="before-draw or draw-then-recycle.")
 @click.option("--objective", default="expected-brains", show_default=True,
               help="expected-brains, reach:K or rule:N,S.")
 @click.option("--json", "as_json", is_flag=True, help="Print the HTTP API's JSON answer.")
-def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode: str, recycle: str,
-                 objective: str, as_json: bool) -> None:
-    """The odds of a position: next roll, decision, final score."""
+def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode: str, double_brains: str,
+                 double_shotguns: str, effects: str, kept_out: str, school_bus: bool, bus_brains: int,
+                 bus_shotguns: int, riding: bool, bus_out: bool, recycle: str, objective: str, as_json: bool) -> None:
+    """The odds of a position: next roll, decision, final score.
+
+    The options are /v1/odds's fields (`--kept-out` for `kept_out`, ...); the School Bus's options other than
+    --school-bus need it, as over HTTP. Whether the next roll is the turn's first (`first_roll`) is not an
+    option: it follows from the piles (nothing rolled yet), and the answer says it."""
     values = {"footprints": _dice(footprints), "brains": _dice(brains), "shotguns": _dice(shotguns),
-              "banked": banked, "mode": mode, "recycle": recycle, "objective": objective}
+              "banked": banked, "mode": mode, "double_brains": _dice(double_brains),
+              "double_shotguns": _dice(double_shotguns), "effects": _dice(effects), "kept_out": _dice(kept_out),
+              "school_bus": school_bus, "bus_brains": bus_brains, "bus_shotguns": bus_shotguns, "riding": riding,
+              "bus_out": bus_out, "recycle": recycle, "objective": objective}
     try:
         result = answer(compute(*position_from(values)))  # a position too large to solve is refused too
     except ApiError as e:
@@ -75,11 +98,14 @@ def render(result: dict[str, Any], lines: int = 10) -> str:
     p, roll, d = result["position"], result["next_roll"], result["decision"]
     cup = ", ".join(f"{die} {n}" for die, n in p["cup"].items())
     out = [
-        f"Position   {p['mode']}, recycle {p['recycle']}",
+        f"Position   {p['mode']}, recycle {p['recycle']}" + (", School Bus" if p.get("school_bus") else ""),
         f"  footprints  {' '.join(p['footprints']) or '-'}",
         f"  brains      {' '.join(p['brains']) or '-'}",
         f"  shotguns    {' '.join(p['shotguns']) or '-'}",
+        # Double Feature: double faces, effects, dice kept out (only those in play)
+        *(f"  {k.replace('_', ' '):<11} {' '.join(p[k])}" for k in EXPANSION_FIELDS if p.get(k)),
         f"  banked      {p['banked']} (turn score {p['score']})",
+        *(_bus_lines(p) if p.get("school_bus") else []),
         f"  cup         {cup}",
         "Next roll" + ("   (the cup runs out: the brain dice go back first)" if roll["recycles"] else ""),
         f"  bust             {roll['bust']['value']:.4%}  ({_exact(roll['bust'])})",
@@ -90,11 +116,24 @@ def render(result: dict[str, Any], lines: int = 10) -> str:
         f"  roll  {d['roll']['value']:.6f}  ({_exact(d['roll'])})",
         f"  stop  {d['stop']['value']:.6f}  ({_exact(d['stop'])})",
     ]
+    if "actions" in d:  # Double Feature and School Bus: every legal action's value
+        out += [f"  {a['action']:<8} {a['value']['value']:.6f}" + (
+            f"  (bust {a['next_roll']['bust']['value']:.4%})" if "next_roll" in a else "") for a in d["actions"]]
+    for g in d.get("give_up", ()):  # School Bus: tyre tracks on the best roll
+        worth = ", ".join(f"{c['give_up']} {c['value']['value']:.6f}" for c in g["choices"])
+        out.append(f"  tyre tracks ({g['probability']['value']:.4%}, pile {' '.join(g['brain_pile']) or '-'}): "
+                   f"give up {g['choice']}  [{worth}]")
     scores = result["turn"]["score_distribution"]
     shown = f"first {lines} of {len(scores)}" if len(scores) > lines else "all"
     out += [f"Final score if you roll now and play on optimally ({shown})", "  score  probability"]
     out += [f"  {s['score']:>5}  {s['value']:>11.4%}" for s in scores[:lines]]
     return "\n".join(out)
+
+
+def _bus_lines(p: dict[str, Any]) -> list[str]:
+    phase = "riding" if p["riding"] else "out for the turn" if p["bus_out"] else "not boarded yet"
+    return [f"  bus         {phase}; tokens: {p['bus_brains']} brain(s), {p['bus_shotguns']} shotgun(s)"
+            + ("; first roll of the turn (3 ordinary dice)" if p["first_roll"] else "")]
 
 
 @main.group()

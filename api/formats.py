@@ -50,6 +50,10 @@ def rows(answer: dict[str, Any]) -> list[tuple[str, object]]:
     for a in decision.get("actions", ()):  # expansions only: each legal action's value and its roll
         out.append((f"actions.{a['action']}", a["value"]["value"]))
         out += [(f"actions.{a['action']}.{k}", v["value"]) for k, v in a.get("next_roll", {}).items()]
+    for k, g in enumerate(decision.get("give_up", ()), 1):  # School Bus: tyre tracks, the brain given up
+        out += [(f"give_up.{k}.probability", g["probability"]["value"]), (f"give_up.{k}.brains", g["brains"]),
+                (f"give_up.{k}.shotguns", g["shotguns"]), (f"give_up.{k}.choice", g["choice"])]
+        out += [(f"give_up.{k}.{c['give_up']}", c["value"]["value"]) for c in g["choices"]]
     out += [(f"outcome.b{o['brains']}.s{o['shotguns']}", o["value"]) for o in roll["outcomes"]]
     if "cost" in decision:  # the objective win (`scores`), whose answer has no turn distribution
         out.append(("cost", decision["cost"]["value"]))

@@ -151,6 +151,7 @@ def answer(o: Odds) -> dict[str, Any]:
             "roll": _exact(decision.roll),
             "stop": _exact(decision.stop),
             **({"actions": _actions(o)} if double_feature or bus else {}),
+            **({"give_up": _give_up(o)} if bus else {}),
         },
         "turn": {
             "score_distribution": [{"score": k, **_exact(q)} for k, q in sorted(o.score_distribution.items())],
@@ -163,6 +164,15 @@ def _actions(o: Odds) -> list[dict[str, Any]]:
     rolls = {a: {"bust": _exact(r.bust), "expected_brains": _exact(r.expected_brains)} for a, r in o.next_rolls.items()}
     return [{"action": action, "value": _exact(value), **({"next_roll": rolls[action]} if action in rolls else {})}
             for action, value in o.decision.actions.items()]
+
+
+def _give_up(o: Odds) -> list[dict[str, Any]]:
+    """Tyre tracks on the best rolling action's roll (schema `GiveUp`): per result that shows them, its
+    probability, what it leaves, the brain the policy gives up and the exact value of every choice."""
+    return [{"brains": g.brains, "shotguns": g.shotguns, "probability": _exact(g.probability),
+             "footprints": list(g.footprints), "brain_pile": list(g.pile), "choice": g.choice,
+             "choices": [{"give_up": name, "value": _exact(v)} for name, v in g.choices.items()]}
+            for g in o.give_up]
 
 
 def _answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,6 +196,9 @@ def post_odds() -> Response:
 
 @bp.get("/v1/odds.txt")
 def get_odds_value() -> Response:
+    if g.params["exact"] and tables.wants_win(g.params):  # a win probability comes from a float table
+        raise ApiError(422, "exact: no exact value with scores", [FieldError(
+            "exact", "win probabilities come from the full-game table in floating point: drop exact or scores")])
     result, field = _answer_for(g.params), g.params["field"]
     try:
         text = formats.one_value(result, field, exact=g.params["exact"])

@@ -68,7 +68,7 @@ def _serve(doc: dict[str, Any], params: dict[str, Any]) -> Response:
                            [FieldError("table", f"no table {name!r} in this report; known: {known}")])
         response = Response(body, mimetype="text/csv")
     elif fmt == "json":
-        response = jsonify({k: v for k, v in doc.items() if k not in ("html", "csv")})
+        response = jsonify({k: v for k, v in doc.items() if k not in ("html", "csv", "charts")})
     else:
         response = Response(doc["html"], mimetype="text/html")
         response.headers["Content-Security-Policy"] = CSP
@@ -104,6 +104,35 @@ def get_report(id: str) -> Response:
     if doc is None:
         raise ApiError(404, f"no such report: {id}")
     return _serve(doc, g.params)
+
+
+def _chart(id: str, name: str, fmt: str, mimetype: str) -> Response:
+    doc = reports.load(id)
+    if doc is None:
+        raise ApiError(404, f"no such report: {id}")
+    body = reports.chart(doc, name, fmt)
+    if body is None:
+        drawn = ", ".join(doc.get("charts", {})) or "none"
+        raise ApiError(404, f"report {id} has no chart {name!r} (its charts: {drawn}; a chart whose table is "
+                            "missing is not drawn)")
+    response = Response(body, mimetype=mimetype)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = CSP  # an SVG opened alone runs nothing either
+    response.set_etag(f"{doc['id']}-{name}-{fmt}")
+    response.headers["Cache-Control"] = "no-cache"
+    return response.make_conditional(request)
+
+
+@bp.get("/v1/reports/<id>/charts/<chart>.png")
+@uncached
+def get_report_chart_png(id: str, chart: str) -> Response:
+    return _chart(id, chart, "png", "image/png")
+
+
+@bp.get("/v1/reports/<id>/charts/<chart>.svg")
+@uncached
+def get_report_chart_svg(id: str, chart: str) -> Response:
+    return _chart(id, chart, "svg", "image/svg+xml")
 
 
 @bp.post("/v1/reports")

@@ -4,8 +4,20 @@ The log was validated against openapi.yaml (`GameLog`) before the view runs; `an
 replays it by the rules (an impossible roll is a 422 naming ``turns[i].rolls[j]...``) and prices each
 decision. The measure is the mover's win probability when the store holds the two-player table of the
 game's mode and variant (`table_key(mode, variant, 2)`, loaded by `workers.tables.load`: once per
-table version, kept in this process), and the turn's expected brains otherwise, with the reason in the
-answer: the review never guesses a win probability it has no table for.
+table version, kept in this process; `workers.tasks.no_table_reason` says which modes have none),
+and the turn's expected brains otherwise, with the reason in the answer: the review never guesses a
+win probability it has no table for.
+
+Expected brains in a Double Feature mode are solved per decision over the states its turn can still
+reach (analysis.review), which costs seconds near a bust and up to minutes far from it. A request must
+not take minutes, so a decision is solved only where `/v1/odds` would answer it (`odds.too_large`, which
+follows any change of the API's rule) and at most `REVIEW_MAX_ROOM` shotguns from a bust less one
+(`odds.room`, counting a helmet Santa may still show), and at most `MAX_SOLVES` tables per review; any
+other decision is answered unpriced, with the reason. Measured (CPU seconds of `solve` + `exact_turn`
+rooted at one position, in a fresh process, on a loaded shared machine): one shotgun from a bust, 2 s
+in Big Summer Action Movie (2,247 states), 5 s in the sequel (3,324); two from a bust, 5 s in Santa
+Claus (4,153; a helmet may still come), but 28 s in Big Summer Action Movie (14,984) and 30 s in the
+sequel (16,362).
 """
 
 from __future__ import annotations
@@ -16,14 +28,17 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 
+from analysis import MODES, Position
 from analysis.game import GameSolution
-from analysis.review import GameLog, LogError, Review, review
+from analysis.review import DecisionReview, GameLog, LogError, Review, review
 from workers.tables import load
-from workers.tasks import table_key
+from workers.tasks import no_table_reason, table_key
 
+from . import odds
 from .errors import ApiError
 
-__all__ = ["bp", "answer", "csv_rows", "two_player_table", "MAX_LOG_BYTES"]
+__all__ = ["bp", "answer", "csv_rows", "two_player_table", "unpriced", "MAX_LOG_BYTES", "REVIEW_MAX_ROOM",
+           "MAX_SOLVES"]
 
 bp = Blueprint("review", __name__)
 
@@ -33,6 +48,12 @@ bp = Blueprint("review", __name__)
 MAX_LOG_BYTES = 256 * 1024
 CSV_COLUMNS = ("turn", "roll", "player", "scores", "turn_total", "footprints", "brains", "shotguns", "banked",
                "chosen", "best", "roll_value", "stop_value", "cost", "mistake", "measure")
+# Double Feature logs add the position's other piles and why a decision was not solved ("" if it was).
+EXPANSION_COLUMNS = ("double_brains", "double_shotguns", "effects", "kept_out", "unpriced")
+EXPANSION_FIELDS = EXPANSION_COLUMNS[:4]
+# The most `odds.room` at which the review solves a Double Feature decision in expected brains (module docstring).
+REVIEW_MAX_ROOM = {"big-summer-action-movie": 0, "santa-claus-meets-the-zombies": 1, "direct-to-video-sequel": 0}
+MAX_SOLVES = 12  # tables solved per review, at most: about a minute of CPU at the rates above
 
 
 @bp.url_value_preprocessor
@@ -45,6 +66,9 @@ def _allow_a_whole_game(endpoint: str | None, values: dict[str, Any] | None) -> 
 def two_player_table(mode: str, recycle: str) -> tuple[GameSolution | None, dict[str, str] | None, str]:
     """(solution, {key, sha256}, "") from the store (workers.tables' loader: parsed once per process and
     per version), or (None, None, why there is none)."""
+    why = no_table_reason(mode)
+    if why is not None:
+        return None, None, why
     key = table_key(mode, recycle, 2)
     loaded = load(key)
     if loaded is None:
@@ -52,6 +76,38 @@ def two_player_table(mode: str, recycle: str) -> tuple[GameSolution | None, dict
                             f"POST /v1/tables/{mode}/jobs computes it")
     solution, digest = loaded
     return solution, {"key": key.name, "sha256": digest}, ""
+
+
+def unpriced(position: Position) -> str | None:
+    """Why the review does not solve this Double Feature decision in expected brains (None: it does)."""
+    fault = odds.too_large(position)
+    if fault is not None:
+        return f"not solved: {fault.reason}"
+    limit = REVIEW_MAX_ROOM.get(position.mode)
+    if limit is not None and odds.room(position) > limit:
+        return (f"not solved: {odds.room(position) + 1} shotguns from a bust (counting a helmet Santa may still "
+                f"show); the review solves mode {position.mode} in expected brains at most {limit + 1} from a "
+                "bust, where its turn is small (seconds)")
+    return None
+
+
+def _position(p: Position) -> dict[str, Any]:
+    out: dict[str, Any] = {"footprints": list(p.footprints), "brains": list(p.brains), "shotguns": list(p.shotguns),
+                           "banked": p.banked, "score": p.score}
+    if not MODES[p.mode].plain:
+        out.update({k: list(getattr(p, k)) for k in EXPANSION_FIELDS})
+    return out
+
+
+def _decision(d: DecisionReview, players: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {"turn": d.step.turn, "roll": d.step.roll, "player": players[d.step.seat],
+                           "scores": list(d.step.scores), "position": _position(d.step.position), "chosen": d.chosen}
+    if d.unpriced:
+        out["unpriced"] = d.unpriced
+    else:
+        out.update(best=d.best, values={"roll": d.roll, "stop": d.stop}, cost=d.cost)
+    out["mistake"] = d.mistake
+    return out
 
 
 def answer(r: Review, table: dict[str, str] | None) -> dict[str, Any]:
@@ -66,42 +122,29 @@ def answer(r: Review, table: dict[str, str] | None) -> dict[str, Any]:
     if played.winner is not None:
         out["winner"] = log.players[played.winner]
     out["players"] = [{"name": t.name, "score": t.score, "turns": t.turns, "decisions": t.decisions,
-                       "mistakes": t.mistakes, "cost": t.cost} for t in r.totals]
-    out["decisions"] = [
-        {
-            "turn": d.step.turn,
-            "roll": d.step.roll,
-            "player": log.players[d.step.seat],
-            "scores": list(d.step.scores),
-            "position": {
-                "footprints": list(d.step.position.footprints),
-                "brains": list(d.step.position.brains),
-                "shotguns": list(d.step.position.shotguns),
-                "banked": d.step.position.banked,
-                "score": d.step.position.score,
-            },
-            "chosen": d.chosen,
-            "best": d.best,
-            "values": {"roll": d.roll, "stop": d.stop},
-            "cost": d.cost,
-            "mistake": d.mistake,
-        }
-        for d in r.decisions
-    ]
+                       "mistakes": t.mistakes, "cost": t.cost, "unpriced": t.unpriced} for t in r.totals]
+    out["decisions"] = [_decision(d, log.players) for d in r.decisions]
     return out
 
 
 def csv_rows(result: dict[str, Any]) -> str:
-    """One row per decision (`CSV_COLUMNS`, header first, CRLF), rendered from the JSON answer."""
+    """One row per decision (`CSV_COLUMNS`, and `EXPANSION_COLUMNS` for a Double Feature log; header first,
+    CRLF), rendered from the JSON answer. An unpriced decision has empty value cells."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
+    expansion = not MODES[result["mode"]].plain
+    writer.writerow(CSV_COLUMNS + (EXPANSION_COLUMNS if expansion else ()))
     for d in result["decisions"]:
         p = d["position"]
-        writer.writerow((d["turn"], d["roll"], d["player"], " ".join(map(str, d["scores"])), p["score"],
-                         " ".join(p["footprints"]), " ".join(p["brains"]), " ".join(p["shotguns"]), p["banked"],
-                         d["chosen"], d["best"], repr(d["values"]["roll"]), repr(d["values"]["stop"]),
-                         repr(d["cost"]), "true" if d["mistake"] else "false", result["measure"]))
+        values = d.get("values")
+        row = [d["turn"], d["roll"], d["player"], " ".join(map(str, d["scores"])), p["score"],
+               " ".join(p["footprints"]), " ".join(p["brains"]), " ".join(p["shotguns"]), p["banked"],
+               d["chosen"], d.get("best", ""), repr(values["roll"]) if values else "",
+               repr(values["stop"]) if values else "", repr(d["cost"]) if "cost" in d else "",
+               "true" if d["mistake"] else "false", result["measure"]]
+        if expansion:
+            row += [" ".join(p[k]) for k in EXPANSION_FIELDS] + [d.get("unpriced", "")]
+        writer.writerow(row)
     return buffer.getvalue()
 
 
@@ -117,7 +160,7 @@ def post_review() -> Response:
         log = GameLog.from_dict(g.body)
         solution, table, missing = (two_player_table(log.mode, log.recycle) if len(log.players) == 2
                                     else (None, None, ""))
-        result = answer(review(log, solution, missing), table)
+        result = answer(review(log, solution, missing, unpriced, MAX_SOLVES), table)
     except LogError as e:
         raise ApiError(422, "impossible game log: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
                        e.errors) from None

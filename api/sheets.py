@@ -1,33 +1,62 @@
-"""/v1/bust.txt and /v1/advice.txt: one answer as bare text, for a spreadsheet cell.
+"""/v1/bust.txt, /v1/advice.txt and /v1/win.txt: one answer as bare text, for a spreadsheet cell.
 
-Short URLs for Excel's `WEBSERVICE` and Google Sheets' `IMPORTDATA`, the same values as
-`/v1/odds.txt?field=bust|action`: they take the position as `GET /v1/odds` does, parsed by the same
-code, and render the same memoised answer (`api.odds`), so no form of an answer can disagree with
-another, nor accept a position that another refuses.
+Short URLs for Excel's `WEBSERVICE` and Google Sheets' `IMPORTDATA`. They take the position as
+`GET /v1/odds` does, parsed by the same code, and render the same memoised answer (`api.odds`), so no
+form of an answer can disagree with another, nor accept a position that another refuses:
+
+* bust.txt is `/v1/odds.txt?field=bust` (the next roll does not depend on the game's scores);
+* advice.txt is `/v1/odds.txt?field=action`: with `scores` and `seat` the decision is by the
+  probability of winning the game (`api.tables.win_answer`, as `/v1/odds` decides it);
+* win.txt is the mover's probability of winning the game under optimal play from this position,
+  ``max(P(win | roll), P(win | stop))`` mid-turn and ``P(win | roll)`` at the start of a turn (the first
+  roll is compulsory), read from the same win answer: the value of its ``decision.action``. Where the
+  mode's two-player table is not stored yet the answer is the 503 of `/v1/odds` (``Retry-After`` and the
+  job computing it), never a number from another objective.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from flask import Blueprint, Response, g
 
-from . import formats
+from . import formats, tables
 from .odds import answer, compute, position_from
 
-__all__ = ["bp"]
+__all__ = ["bp", "win_value"]
 
 bp = Blueprint("sheets", __name__)
 
 
-def _value(field: str, exact: bool = False) -> Response:
-    text = formats.one_value(answer(compute(*position_from(g.params))), field, exact=exact)
+def _answer(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The /v1/odds answer for these values: by probability of winning with `scores`, else by `objective`."""
+    if tables.wants_win(values):
+        return tables.win_answer(values)
+    return answer(compute(*position_from(values)))
+
+
+def _text(text: str) -> Response:
     return Response(text, mimetype="text/plain")
+
+
+def win_value(result: dict[str, Any]) -> float:
+    """P(the mover wins) under optimal play from a win answer's position: the value of the best action
+    (either one on a tie; at the start of a turn the action is always ``roll``, which is compulsory)."""
+    decision = result["decision"]
+    return decision["stop" if decision["action"] == "stop" else "roll"]["value"]
 
 
 @bp.get("/v1/bust.txt")
 def bust() -> Response:
-    return _value("bust", exact=g.params["exact"])
+    return _text(formats.one_value(answer(compute(*position_from(g.params))), "bust", exact=g.params["exact"]))
 
 
 @bp.get("/v1/advice.txt")
 def advice() -> Response:
-    return _value("action")
+    return _text(formats.one_value(_answer(g.params), "action"))
+
+
+@bp.get("/v1/win.txt")
+def win() -> Response:
+    return _text(repr(win_value(tables.win_answer(g.params))))

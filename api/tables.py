@@ -22,21 +22,34 @@ from flask import Blueprint, Response, g, jsonify, request
 from analysis import Decision, FieldError, Odds, PositionError, next_roll, parse_objective
 from analysis.game import GameSolution
 from analysis.game.advice import check_scores, win_advice
+from analysis.game.many import MEASURED, MeasuredError, reduced_table
 from workers.store import ENGINE_VERSION, Key
-from workers.tables import QUEUE_ERRORS, TableJob, key_for_job, load, status, stored, submit
+from workers.tables import (
+    QUEUE_ERRORS,
+    TABLE_MODES,
+    NotHere,
+    TableJob,
+    key_for_job,
+    load,
+    no_table_reason,
+    status,
+    stored,
+    submit,
+)
 from workers.tasks import store, table_key
 
 from . import odds
 from .cache import uncached
 from .errors import ApiError
 
-__all__ = ["bp", "TABLE_MODES", "table_url", "table_answer", "table_rows", "job_answer", "wants_win", "win_answer"]
+__all__ = ["bp", "TABLE_MODES", "table_url", "table_answer", "table_rows", "reduced_answer", "job_answer", "wants_win",
+           "win_answer"]
 
 bp = Blueprint("tables", __name__)
 
-TABLE_MODES = ("original",)  # openapi.yaml's TableMode
 IMMUTABLE = "public, max-age=31536000, immutable"
-RETRY_AFTER = 10  # seconds: a base-game table takes about that long to compute
+# seconds: about the time a table takes to compute on this 2-core machine (bench/bench_game.py)
+RETRY_AFTER = {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300}
 WIN_FIELDS = ("scores", "seat", "final_round")
 
 
@@ -60,6 +73,8 @@ def job_answer(job: TableJob) -> dict[str, Any]:
                    p_first_player_wins=job.p_first_player_wins)
     if job.error is not None:
         out["error"] = job.error
+    if job.detail is not None:
+        out["detail"] = job.detail
     return out
 
 
@@ -83,6 +98,38 @@ def table_answer(key: Key, solution: GameSolution, sha256: str) -> dict[str, Any
     }
 
 
+def reduced_answer(key: Key, two: Key, solution: GameSolution, sha256: str, error: MeasuredError) -> dict[str, Any]:
+    """The documented table of 3 to 8 players (schema `ReducedTable`): the reduced model of
+    analysis/game/many.py over the stored two-player table `two` (whose sha256 versions it), with
+    the model's measured error against simulation."""
+    grids = reduced_table(solution, key.players)
+    return {
+        "mode": key.mode,
+        "variant": key.variant,
+        "players": key.players,
+        "engine": key.engine,
+        "sha256": sha256,
+        "url": table_url(key, sha256),
+        "goal": solution.goal,
+        "model": "duel-the-leader",
+        "two_player_table": table_url(two, sha256),
+        "win_probability": grids,
+        "model_error": {"games": error.games, "seed": error.seed, "turns": error.turns,
+                        "start_error": error.start_error, "standard_error": error.standard_error,
+                        "bias": error.bias, "calibration_error": error.calibration_error},
+    }
+
+
+def reduced_rows(table: dict[str, Any]) -> list[tuple[str, object]]:
+    """The reduced table as `key,value` rows (followed.<m>.<L>, last.<m>.<L>, model_error.<name>)."""
+    head = ("mode", "variant", "players", "engine", "sha256", "goal", "model")
+    out: list[tuple[str, object]] = [(name, table[name]) for name in head]
+    out += [(f"model_error.{name}", v) for name, v in table["model_error"].items()]
+    for name, grid in table["win_probability"].items():
+        out += [(f"{name}.{m}.{b}", p) for m, row in enumerate(grid) for b, p in enumerate(row)]
+    return out
+
+
 def table_rows(table: dict[str, Any]) -> list[tuple[str, object]]:
     """The table as `key,value` rows (seat1.<a>.<b>, seat2.<a>.<b>, final.<d>), for VLOOKUP."""
     head = ("mode", "variant", "players", "engine", "sha256", "goal", "cap", "cap_error", "p_first_player_wins",
@@ -103,13 +150,34 @@ def _csv(rows: list[tuple[str, object]]) -> str:
 
 
 # -- finding a table --------------------------------------------------------------------------------
+def _check_mode(mode: str) -> None:
+    """A 422 naming `mode` for a mode without a full-game table (openapi.yaml's `TableMode` lists those with one)."""
+    reason = no_table_reason(mode)
+    if reason is not None:
+        raise ApiError(422, f"mode: {reason}", [FieldError("mode", reason)])
+
+
 def _key(mode: str, variant: str, players: int | float) -> Key:
+    _check_mode(mode)
     players = int(players)  # JSON's 2.0 is the number 2 (the spec's integer type agrees)
     if players != 2:
-        raise ApiError(422, f"players: {players} players have no table", [FieldError(
-            "players", "only two-player tables are computed: 3 to 8 players are played by a reduced model "
-                       "built on the two-player table, which has no table of its own")])
+        raise ApiError(422, f"players: {players} players have no job or picture of their own", [FieldError(
+            "players", "only two-player tables are computed: the table of 3 to 8 players (GET /v1/tables/{mode}"
+                       "?players=N) is the reduced model's, derived from the two-player table (compute that one "
+                       "with players 2), and has no heatmap")])
     return table_key(mode, variant, players)
+
+
+def _reduced_error(mode: str, variant: str, players: int) -> MeasuredError:
+    """The reduced model's measured error for this table, or the 422 that says why there is none."""
+    error = MEASURED.get((mode, variant, players))
+    if error is None:
+        checked = sorted({(m, v) for m, v, _ in MEASURED})
+        reason = (f"no {players}-player table for {mode}, {variant}: the reduced model of 3 to 8 players has not "
+                  "been checked against simulation for it (bench/bench_many.py); checked: "
+                  + ", ".join(f"{m} {v}" for m, v in checked))
+        raise ApiError(422, f"players: {reason}", [FieldError("players", reason)])
+    return error
 
 
 def _queue_down(e: Exception) -> ApiError:
@@ -166,9 +234,11 @@ def post_job(mode: str) -> Response:
     body = g.body or {}
     key = _key(mode, body.get("variant", "before-draw"), body.get("players", 2))
     try:
-        job = submit(key.mode, key.variant, key.players)
+        job = submit(key.mode, key.variant, key.players, server=True)
     except QUEUE_ERRORS as e:
         raise _queue_down(e) from None
+    except NotHere as e:
+        raise ApiError(422, f"mode: {e}", [FieldError("mode", str(e))]) from None
     response = jsonify(job_answer(job))
     if job.state != "succeeded":
         response.status_code = 202
@@ -213,12 +283,21 @@ def get_tables() -> Response:
 @bp.get("/v1/tables/<mode>")
 @uncached
 def get_table(mode: str) -> Response:
-    key = _key(mode, g.params["variant"], g.params["players"])
-    solution, sha256 = _solution(key, g.params.get("version"))
-    table = table_answer(key, solution, sha256)
-    csv_table = g.params["format"] == "csv"
-    response = Response(_csv(table_rows(table)), mimetype="text/csv") if csv_table else jsonify(table)
-    return _conditional(response, sha256, g.params["format"], "version" in g.params)
+    players, fmt = int(g.params["players"]), g.params["format"]
+    if players == 2:
+        key = _key(mode, g.params["variant"], players)
+        solution, sha256 = _solution(key, g.params.get("version"))
+        table = table_answer(key, solution, sha256)
+        rows, kind = table_rows, fmt
+    else:  # 3 to 8 (the spec's range): the reduced model over the two-player table
+        _check_mode(mode)
+        error = _reduced_error(mode, g.params["variant"], players)
+        two = table_key(mode, g.params["variant"], 2)
+        solution, sha256 = _solution(two, g.params.get("version"))
+        table = reduced_answer(table_key(mode, two.variant, players), two, solution, sha256, error)
+        rows, kind = reduced_rows, f"p{players}-{fmt}"
+    response = Response(_csv(rows(table)), mimetype="text/csv") if fmt == "csv" else jsonify(table)
+    return _conditional(response, sha256, kind, "version" in g.params)
 
 
 def _heatmap(mode: str, fmt: str, mimetype: str) -> Response:
@@ -264,14 +343,14 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     if _asked("objective") and values.get("objective") != "win":
         errors.append(FieldError("objective", f"{values['objective']!r}: with scores the decision is by the "
                                               "probability of winning; leave objective out, or ask win"))
-    position = None
+    position, game = None, None
     try:
         position = odds.position_from({**values, "objective": "expected-brains"})[0]
     except ApiError as e:
         errors = e.errors + errors
     if position is not None and position.mode not in TABLE_MODES:
-        errors.append(FieldError("mode", f"no win-probability table for mode {position.mode}; "
-                                         f"tables exist for: {', '.join(TABLE_MODES)}"))
+        errors.append(FieldError("mode", f"{no_table_reason(position.mode)}; tables exist for: "
+                                         f"{', '.join(TABLE_MODES)}"))
     if "scores" not in values:
         errors.append(FieldError("scores", "required with objective win, seat or final_round (the mover's score, "
                                            "then the other player's)"))
@@ -280,7 +359,14 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
             game = check_scores(values["scores"], values.get("seat"), values.get("final_round"))
         except PositionError as e:
             errors += e.errors
-    if errors or position is None:
+    model_error = None
+    if position is not None and game is not None and game.players > 2 and position.mode in TABLE_MODES:
+        model_error = MEASURED.get((position.mode, position.recycle, game.players))
+        if model_error is None:
+            errors.append(FieldError("scores", f"{game.players} players in {position.mode}, {position.recycle}: the "
+                                               "reduced model of 3 to 8 players has not been checked against "
+                                               "simulation there (bench/bench_many.py)"))
+    if errors or position is None or game is None:
         raise ApiError(422, "impossible request: " + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
 
     key = table_key(position.mode, position.recycle, 2)
@@ -298,9 +384,14 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     if advice.cost is not None:
         result["decision"]["cost"] = {"value": advice.cost}
     del result["turn"]
-    result["game"] = {"scores": [game.mover, game.other], "seat": game.seat, "final_round": game.final_round,
+    result["game"] = {"scores": list(game.scores), "seat": game.player_seat, "final_round": game.final_round,
                       "phase": game.phase, "win_probability": {"value": advice.turn_start},
                       "table": table_url(key, sha256), "cap_error": solution.cap_error}
+    if model_error is not None:  # 3 to 8 players: the reduced model's duel (analysis/game/advice.py)
+        result["game"].update(players=game.players, model="duel-the-leader",
+                              duel={"scores": [game.mover, game.other], "seat": game.seat},
+                              model_error={"games": model_error.games, "bias": model_error.bias,
+                                           "calibration_error": model_error.calibration_error})
     return result
 
 
@@ -310,12 +401,16 @@ def _solution_or_503(key: Key) -> tuple[GameSolution, str]:
     if loaded is not None:
         return loaded
     try:
-        job = submit(key.mode, key.variant, key.players)
+        job = submit(key.mode, key.variant, key.players, server=True)
     except QUEUE_ERRORS as e:
         raise _queue_down(e) from None
+    except NotHere as e:
+        reason = f"the win-probability table of {key.mode}, {key.variant} is not stored, and {e}"
+        raise ApiError(422, f"mode: {reason}", [FieldError("mode", reason)]) from None
     loaded = load(key) if job.state == "succeeded" else None
     if loaded is not None:
         return loaded
+    wait = RETRY_AFTER[key.mode]
     raise ApiError(503, f"the win-probability table of {key.mode}, {key.variant} is being computed (job {job.state}, "
-                        f"{job.done} of {job.total} steps done); ask again in {RETRY_AFTER} s",
-                   headers={"Retry-After": str(RETRY_AFTER)}, extensions={"job": job_url(job)})
+                        f"{job.done} of {job.total} steps done); ask again in {wait} s",
+                   headers={"Retry-After": str(wait)}, extensions={"job": job_url(job)})

@@ -8,7 +8,7 @@ separately): the table build, the solve (`solve_game`: every layer in order, one
 the peak resident memory (getrusage) and the peak Python/numpy allocation of one more solve
 (tracemalloc, a separate run because tracing slows it down); then the same solve split into units
 run layer by layer on a process pool (workers warmed up first), and whether it is bit for bit the
-same solution.
+same solution. The same split as a job on real Celery workers over Redis: bench/bench_celery.py.
 
 ``--anchor-games N`` also plays N two-player games with the optimal policy (draw-then-recycle) and a
 third dice implementation written after the published ZDSimulator.java (minhvdq/ZD_ProfNeller), the

@@ -290,6 +290,32 @@ def test_csv_and_text_of_a_school_bus_answer(client: FlaskClient, answers: dict[
     assert fields(board) == ["field"] and "stop, stay, get-off" in board["errors"][0]["reason"]
 
 
+def test_the_brain_given_up_on_tyre_tracks_is_rendered(client: FlaskClient, answers: dict[str, Any]) -> None:
+    """Boarding (the best roll of the base-game bus example) can show tyre tracks: every such result, the brain
+    the policy gives up and what each choice is worth, as analysis says, in JSON and in the CSV rows."""
+    answer = answers["school-bus"]
+    o = odds(position_of(EXAMPLES["school-bus"]))
+    given = answer["decision"]["give_up"]
+    assert o.decision.roll_action == "board" and len(given) == len(o.give_up) > 0
+    for g, expected in zip(given, o.give_up):
+        values = {c["give_up"]: exact(c["value"]) for c in g["choices"]}
+        assert values == expected.choices and g["choice"] == expected.choice
+        assert values[g["choice"]] == max(values.values())
+        assert exact(g["probability"]) == expected.probability and g["brains"] == expected.brains
+        assert sorted(g["brain_pile"]) == sorted(expected.pile) and set(values) <= {*g["brain_pile"], "token"}
+    tyre = Fraction(1, 12)  # one face of the bus die; some of those rolls bust
+    assert 0 < sum(exact(g["probability"]) for g in given) < tyre
+    assert any(len({exact(c["value"]) for c in g["choices"]}) > 1 for g in given), "a choice that matters"
+    rows = dict(list(csv.reader(io.StringIO(client.get("/v1/odds", query_string={**query(EXAMPLES["school-bus"]),
+                                                                                  "format": "csv"})
+                                            .get_data(as_text=True))))[1:])
+    for k, g in enumerate(given, 1):
+        assert rows[f"give_up.{k}.choice"] == g["choice"]
+        assert float(rows[f"give_up.{k}.probability"]) == g["probability"]["value"]
+        assert all(float(rows[f"give_up.{k}.{c['give_up']}"]) == c["value"]["value"] for c in g["choices"])
+    assert "give_up" not in answers["original"]["decision"]  # only School Bus answers carry it
+
+
 BAD_BUS = [
     # (id, body, field at fault)
     ("tokens without the bus", {"brains": ["green"] * 3, "bus_brains": 1}, "bus_brains"),

@@ -64,6 +64,56 @@ def test_impossible_positions_exit_2_naming_the_field(args: list[str], lines: li
 
 def test_usage_errors_exit_2() -> None:
     assert run("odds", "--banked", "many").exit_code == 2
+    result = run("odds", "--school-bus", "--bus-shotguns", "two")
+    assert result.exit_code == 2 and "'--bus-shotguns'" in result.output
+
+
+# Big Summer Action Movie with the School Bus, riding, near the end of the turn (the spec's `school-bus-riding`
+# example): small enough to solve in a test, and every Double Feature and School Bus option but --kept-out.
+RIDING = ["--mode", "big-summer-action-movie", "--school-bus", "--riding", "--footprints", "hottie", "--brains",
+          "hunk,green,green", "--double-brains", "hunk", "--shotguns", "red,red", "--bus-brains", "1"]
+
+
+def test_expansion_and_bus_options_are_the_api_fields(client: FlaskClient) -> None:
+    result = run("odds", *RIDING, "--json")
+    assert result.exit_code == 0, result.output
+    api = client.get("/v1/odds", query_string={
+        "mode": "big-summer-action-movie", "school_bus": "true", "riding": "true", "footprints": "hottie",
+        "brains": "hunk,green,green", "double_brains": "hunk", "shotguns": "red,red", "bus_brains": "1"}).get_json()
+    assert json.loads(result.output) == api
+    assert api["position"]["bus_brains"] == 1 and api["position"]["first_roll"] is False
+    text = run("odds", *RIDING).output
+    assert "School Bus" in text and "double brains hunk" in text
+    assert "bus         riding; tokens: 1 brain(s), 0 shotgun(s)" in text
+    for a in api["decision"]["actions"]:  # stop, stay, get-off, each with its value
+        assert f"  {a['action']:<8} {a['value']['value']:.6f}" in text
+    kept = run("odds", "--mode", "santa-claus-meets-the-zombies", "--footprints", "green,red", "--brains", "yellow",
+               "--shotguns", "red,red", "--kept-out", "santa", "--banked", "10", "--json")
+    assert kept.exit_code == 0, kept.output
+    assert json.loads(kept.output)["position"]["kept_out"] == ["santa"]
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--brains", "green,green,green", "--bus-brains", "2"], "bus_brains: bus_brains without school_bus"),
+        (["--brains", "green,green,green", "--riding"], "riding: riding without school_bus"),
+        (["--school-bus", "--brains", "green,green,green", "--riding", "--bus-out"], "bus_out: riding and bus_out"),
+        (["--school-bus", "--bus-brains", "-1", "--brains", "green,green,green"], "bus_brains: cannot be negative"),
+        (["--school-bus", "--riding"], "riding: nothing is rolled yet"),
+        (["--effects", "helmet", "--brains", "green,green,green"], "effects[0]: no die of mode original shows"),
+        (["--mode", "big-summer-action-movie", "--brains", "green", "--double-brains", "hunk",
+          "--footprints", "red,red"], "double_brains: 1 hunk dice show a double-brain but brains lists 0"),
+        (["--mode", "santa-claus-meets-the-zombies", "--kept-out", "green", "--banked", "10",
+          "--brains", "red,red,red"], "kept_out[0]: a recycling puts every green brain die back"),
+        (["--school-bus", "--mode", "big-summer-action-movie", "--footprints", "green,red", "--brains", "green",
+          "--riding"], "shotguns: 3 shotguns from a bust"),
+    ],
+)
+def test_bad_expansion_and_bus_options_exit_2_naming_the_field(args: list[str], line: str) -> None:
+    result = run("odds", *args)
+    assert result.exit_code == 2
+    assert any(out.startswith(line) for out in result.output.splitlines()), result.output
 
 
 def test_serve_runs_gunicorn_on_a_warm_preloaded_app(warm: None, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ from gmpy2 import mpq
 from analysis.game import CAP, GameSolution, assemble, game_layers, merge, solve_game, solve_layer
 from analysis.game.duel import certain_tops, pairs_of, solve_total, stop_values
 from analysis.game.kernel import kernel_for, sweep
-from analysis.game.many import check_reduced_model, estimate_reduced
+from analysis.game.many import MEASURED, check_reduced_model, estimate_reduced, reduced_table, reduced_win_probability
 from analysis.game.play import play_duel, policy_table
 from analysis.game.rules import Rule, parse_rule, rule_game, rule_win_probability
 from analysis.table import table_for
@@ -287,3 +287,46 @@ def test_reduced_model_against_simulation(game):
         assert sum(check.simulated) == pytest.approx(1)
         assert max(abs(e) for e in check.errors) < 0.035 + 4 * max(check.standard_error)
         assert check.simulated[-1] > check.simulated[0]
+        assert sum(c.turns for c in check.calibration) == check.turns > games * n
+        measured = MEASURED[("original", "before-draw", n)]
+        if (games, n) == (measured.games, measured.seed):  # the very run bench/bench_many.py measured
+            assert check.bias == measured.bias and check.table_error() == measured.calibration_error
+        else:
+            assert abs(check.bias - measured.bias) < 0.02
+
+
+def test_the_reduced_table_is_the_duel_for_two_players(game):
+    """Two players: the duel's own values; more players: less for the mover, always in (0, 1)."""
+    for m, leader in [(0, 0), (5, 9), (12, 3), (12, 12)]:
+        for last, seat in ((False, 1), (True, 2)):
+            assert reduced_win_probability(game, 2, m, leader, last) == pytest.approx(
+                game.win_probability(seat, m, leader), abs=1e-15)
+            chances = [reduced_win_probability(game, n, m, leader, last) for n in range(2, 9)]
+            assert all(0 < p < 1 for p in chances) and chances == sorted(chances, reverse=True)
+    grids = reduced_table(game, 4)
+    assert grids["last"][5][9] == reduced_win_probability(game, 4, 5, 9, True) and len(grids["followed"]) == G
+    with pytest.raises(ValueError):
+        reduced_win_probability(game, 9, 0, 0, False)
+
+
+# -- a Double Feature mode (solved once per session: about 2 GiB and a minute or two of CPU) --------
+DF = "big-summer-action-movie"  # tests/test_tables.py serves the same solution
+
+
+@pytest.fixture(scope="module")
+def df_game() -> GameSolution:
+    return solve_game(DF)
+
+
+def test_a_double_feature_game_is_solved(df_game):
+    """Hunk and Hottie: probabilities in (0, 1), monotone in both scores, the cap's effect bounded, and the
+    start of a turn's decision is the table's value (one more sweep, independent of the solve's order)."""
+    v = df_game.values
+    assert df_game.cap_error < 1e-9 and 0.4 < df_game.p_first_player_wins < 0.5
+    for w in (v.w1, v.w2):
+        assert (np.diff(w, axis=0) >= -1e-15).all() and (np.diff(w, axis=1) <= 1e-15).all()
+        assert ((w > 0) & (w < 1)).all()
+    for seat, mover, other in [(1, 0, 0), (2, 7, 11), (1, 12, 12)]:
+        d = df_game.decision(seat, mover, other, table_for(DF).start, 0)
+        assert d.action == "roll" and d.p_win_roll == pytest.approx(df_game.win_probability(seat, mover, other),
+                                                                     abs=1e-11)

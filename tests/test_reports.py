@@ -1,6 +1,7 @@
 """Scheduled reports: their content (analysis.report), rendering and storage (workers.reports), the schedule
 (workers.schedule), the HTTP API (api.reports), and two real beats with a real worker over a real Redis."""
 
+import base64
 import csv
 import io
 import json
@@ -242,6 +243,14 @@ def test_post_makes_one_report_and_serves_it(client, store_dir, content):
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html), "an outside asset"
     assert not re.search(r"<(script|link|iframe)\b", html)
     assert "2.259149861" in html and "46.48%" in html
+    for name in ("win_heatmap", "roll_stop_regions"):
+        png = client.get(f"{job['report']}/charts/{name}.png")
+        svg = client.get(f"{job['report']}/charts/{name}.svg")
+        assert png.mimetype == "image/png" and png.data.startswith(b"\x89PNG")
+        assert svg.mimetype == "image/svg+xml" and b"<svg" in svg.data
+        assert base64.b64encode(svg.data).decode() in html  # the page shows the same picture
+        assert f'href="{job["report"]}/charts/{name}.png"' in html
+    assert client.get(f"{job['report']}/charts/p_win.png").status_code == 404
 
     data = client.get(job["report"] + "?format=json").get_json()
     assert data["content"] == content and data["table"]["sha256"]
@@ -349,4 +358,130 @@ def test_the_spec_names_every_mode_for_reports():
 
     schemas = spec.load()[1]["components"]["schemas"]
     assert schemas["ReportMode"]["enum"] == schemas["ReportModeDefault"]["enum"] == list(MODES)
+    assert schemas["ReportRequest"]["properties"]["mode"] == {"$ref": "#/components/schemas/ReportMode"}
     assert re.fullmatch(schemas["ReportId"]["pattern"], "original--before-draw--p2--v1--20261129-030000-959562a34aaf")
+
+
+# -- every mode: exact turns, a memory budget, charts as files ------------------------------------------------
+SANTA = "santa-claus-meets-the-zombies"
+
+
+@pytest.mark.parametrize("mode", [SANTA, "big-summer-action-movie"])
+def test_an_expansion_turn_section_is_exact(mode):
+    """The turn section of an expansion, in exact fractions, on a small table: the turns from a position with
+    two shotguns and most dice in the brain pile (a whole turn's table takes minutes; Santa's whole turn is
+    capped and shown in floats, Big Summer Action Movie's is exact: these are its pieces)."""
+    from analysis.position import Position
+    from analysis.report import _turn_section
+
+    effects = ["helmet"] if mode == SANTA else []
+    position = Position(mode=mode, brains=["green"] * 3 + ["yellow"], effects=effects, shotguns=["red", "red"],
+                        footprints=["yellow"])
+    exact = exact_turn(mode, "before-draw", Objective(), position.state)
+    assert not exact.solution.capped  # Santa's whole turn is capped, and in floats (analysis/report.py)
+    section_, (distribution,) = _turn_section(exact.solution, exact)
+    value = Fraction(section_["facts"][0]["exact"])
+    assert value == to_fraction(exact.roll(0, 0))  # sum k P(k) is the value of rolling
+    assert all("exact" in fact for fact in section_["facts"])
+    rows = distribution["rows"]
+    assert sum(Fraction(e) for _, e, _ in rows) == 1 and all(p == float(Fraction(e)) for _, e, p in rows)
+    assert abs(value - Fraction(float(exact.solution.roll[0, 0]))) < Fraction(1, 10**12)
+    zero = next(f for f in section_["facts"] if f["label"] == "P(the turn scores 0)")
+    assert Fraction(zero["exact"]) == Fraction(rows[0][1]) and rows[0][0] == 0
+
+
+def test_a_mode_outside_the_budget_shows_what_is_cheap_and_says_why_the_rest_is_missing():
+    """A stored two-player table is shown (its P(win) and heatmap), the sections that need the whole-turn
+    table are listed as missing with the reason given. The table here is the base game's relabelled: this
+    checks where sections go, not a Santa number."""
+    from dataclasses import replace
+
+    game = replace(solve_game("original"), mode=SANTA)
+    data = build(SANTA, game=game, rules=RULES, solve_missing="over budget")
+    status = {s["id"]: (s["status"], s["reason"]) for s in data["sections"]}
+    assert status == {"turn": ("missing", "over budget"), "bust": ("ok", ""), "policy": ("missing", "over budget"),
+                      "game": ("ok", ""), "rules": ("missing", "over budget")}
+    assert [t["name"] for t in data["tables"]] == ["bust_odds", "p_win"]
+    assert section(data, "game")["facts"][0]["value"] == game.p_first_player_wins
+
+
+def test_the_modes_a_worker_solves_are_a_setting(monkeypatch):
+    from workers import schedule
+
+    monkeypatch.delenv("ZOMBIE_ODDS_REPORT_SOLVE_MODES", raising=False)
+    monkeypatch.delenv("ZOMBIE_ODDS_REPORT_MODES", raising=False)
+    assert schedule.solve_modes() == schedule.report_modes() == ("original",)
+    monkeypatch.setenv("ZOMBIE_ODDS_REPORT_SOLVE_MODES", f"original,{SANTA}")
+    assert schedule.report_modes() == ("original", SANTA)
+    monkeypatch.setenv("ZOMBIE_ODDS_REPORT_MODES", "direct-to-video-sequel")
+    assert schedule.report_modes() == ("direct-to-video-sequel",)
+    monkeypatch.setenv("ZOMBIE_ODDS_REPORT_SOLVE_MODES", "chess")
+    with pytest.raises(ValueError, match="ZOMBIE_ODDS_REPORT_SOLVE_MODES: unknown chess"):
+        schedule.solve_modes()
+
+
+def test_post_takes_every_mode_and_variant(client, monkeypatch):
+    """Outside ZOMBIE_ODDS_REPORT_SOLVE_MODES a report is made in moments, says why its heavy sections are
+    missing, and starts no table job (whose memory this server does not spend)."""
+    monkeypatch.setenv("ZOMBIE_ODDS_REPORT_SOLVE_MODES", "original")
+    submitted = []
+    monkeypatch.setattr(reports.tables, "submit", lambda *a: submitted.append(a))
+    for mode, variant in ((SANTA, "before-draw"), ("big-summer-action-movie", "draw-then-recycle")):
+        response = client.post("/v1/reports", json={"mode": mode, "variant": variant})
+        assert response.status_code == 202, response.get_json()
+        job = wait_for(client, response.headers["Location"])
+        assert job["state"] == "succeeded" and job["mode"] == mode and job["variant"] == variant, job
+        doc = client.get(job["report"] + "?format=json").get_json()
+        status = {s["id"]: s for s in doc["content"]["sections"]}
+        assert status["bust"]["status"] == "ok"
+        for name in ("turn", "policy", "game", "rules"):
+            assert status[name]["status"] == "missing" and "ZOMBIE_ODDS_REPORT_SOLVE_MODES" in status[name]["reason"]
+        assert "no job was started" in doc["notes"][0]
+        page = client.get(job["report"]).get_data(as_text=True)
+        assert page.count("<strong>Missing.</strong>") == 4
+        latest = client.get(f"/v1/reports/latest?mode={mode}&variant={variant}")
+        assert latest.status_code == 200 and latest.headers["Content-Location"] == job["report"]
+        assert client.get(f"{job['report']}/charts/win_heatmap.png").status_code == 404
+    assert submitted == []
+
+
+def test_the_latest_report_of_a_period_is_the_most_complete(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    where = Store(tmp_path)
+
+    def put(period, solve, created, ok):
+        inputs = reports.Inputs("original", "before-draw", period, None, RULES, solve=solve)
+        sections = [{"status": "ok"}] * ok + [{"status": "missing"}] * (5 - ok)
+        where.put(inputs.key, {"id": inputs.id, "created": created, "content": {"sections": sections}})
+        return inputs.id
+
+    put("20200101-030000", True, "2020-01-01T03:00:00+00:00", 5)  # an older period, however complete
+    whole = put("20200102-030000", True, "2020-01-02T03:00:00+00:00", 5)
+    light = put("20200102-030000", False, "2020-01-02T03:05:00+00:00", 1)  # made later, by a smaller worker
+    assert whole != light
+    assert reports.latest("original")["id"] == whole
+
+
+def test_a_missing_table_is_started_or_said_to_be_impossible(monkeypatch):
+    """What the game sections and the notes say when the two-player table is missing: its job was started,
+    or the engine cannot compute that table (workers/tables.py refuses it), or this server does not try."""
+    monkeypatch.setenv("ZOMBIE_ODDS_REPORT_SOLVE_MODES", f"original,{SANTA}")
+    inputs = reports.Inputs(SANTA, "before-draw", "20200101-030000", None, RULES)
+
+    def impossible(mode, variant):
+        raise ValueError(f"no full-game table for {mode}: too large")
+
+    monkeypatch.setattr(reports.tables, "submit", impossible)
+    note, reason = reports._missing_table(inputs)
+    assert reason == f"the two-player table of mode {SANTA} (before-draw) cannot be computed: no full-game table " \
+                     f"for {SANTA}: too large"
+    assert note.startswith("No two-player table") and "too large" in note
+    started = reports.tables.TableJob("table-job", table_key(SANTA, "before-draw", 2), "queued", 0, 9)
+    monkeypatch.setattr(reports.tables, "submit", lambda mode, variant: started)
+    note, reason = reports._missing_table(inputs)
+    assert "job table-job computes it (state: queued)" in note and "each report starts its job" in reason
+    light = reports.Inputs(SANTA, "before-draw", "20200101-030000", None, RULES, solve=False)
+    assert light.id != inputs.id and light.data_key != inputs.data_key
+    monkeypatch.setattr(reports.tables, "submit", impossible)  # not called: this server does not solve it
+    note, reason = reports._missing_table(light)
+    assert "no job was started" in note and "ZOMBIE_ODDS_REPORT_SOLVE_MODES" in reason

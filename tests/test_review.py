@@ -3,6 +3,8 @@
 Games are played with analysis.simulate's physical dice (a cup, a hand, two piles) and written down
 as a scorekeeper would; the review replays them through analysis.roll and prices every decision. The
 two-player table is solved once per module (`solve_game`, ~10 s) and stored in a temporary store.
+Double Feature games are played with the simulation's own rules of the expansion (rescues, Santa),
+an implementation independent of roll.py's, and replayed position by position.
 """
 
 from __future__ import annotations
@@ -12,20 +14,23 @@ import csv
 import io
 import json
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from flask.testing import FlaskClient
 
-from analysis import Position, odds
+from analysis import MODES, Position, odds
 from analysis.exact import exact_turn
 from analysis.game import GameSolution, policy_table, solve_game
 from analysis.game.play import dice_state_index, fresh_turn
 from analysis.policy import Objective
 from analysis.review import MISTAKE_TOL, GameLog, LogError, replay, review
-from analysis.simulate import Turn, roll_once
+from analysis.simulate import Turn, _busted, _double_feature_effects, _settle, _take_dice, roll_once
 from analysis.table import table_for
+from api.review import MAX_SOLVES, unpriced
 from workers.tasks import store, table_key
 
 GOAL = 13
@@ -336,7 +341,174 @@ def test_choices_must_agree_with_the_rolls(client: FlaskClient, without_table: N
     log = short_game()
     log["turns"][1]["rolls"].append(log["turns"][0]["rolls"][0])
     assert rejected(client, log)[0] == "turns[1].rolls[1]"
-    log = short_game()
-    log["mode"] = "santa-claus-meets-the-zombies"
+
+
+# -- Double Feature logs ---------------------------------------------------------------------------------
+
+DOUBLE_FEATURE = ("big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
+SPEC_LOG = yaml.safe_load(Path(__file__).resolve().parent.parent.joinpath("openapi.yaml").read_text())["paths"][
+    "/v1/review"]["post"]["requestBody"]["content"]["application/json"]["examples"]["direct-to-video-sequel"]["value"]
+
+
+def die(colour: str, face: str) -> dict[str, str]:
+    return {"colour": colour, "face": face}
+
+
+def logged_df_roll(turn: Turn, rng: random.Random, seen: Counter) -> list[dict[str, str]]:
+    """Roll once with analysis.simulate's physical Double Feature dice (its own rescues, drink, helmet,
+    recycling: written from the rules' text, not roll.py's steps) and write down every face shown."""
+    mode = MODES[turn.mode]
+    banked, pile = turn.banked, list(turn.brains)
+    dice = _take_dice(turn, rng, mode.dice_per_roll - len(turn.hand))
+    rolled = [(d, rng.choice(mode.dice[mode.index(d)].faces).name) for d in dice]
+    _settle(turn, _double_feature_effects(turn, rolled))
+    turn.bust = _busted(turn)
+    seen["rescue"] += turn.banked == banked and any(d not in turn.brains for d in pile)
+    seen.update(f for _, f in rolled)
+    seen["recycling"] += turn.banked != banked
+    seen["kept out"] += bool(turn.kept_out)
+    logged = [die(d, f) for d, f in rolled]
+    rng.shuffle(logged)
+    return logged
+
+
+def play_df_log(mode: str, recycle: str, rng: random.Random, seen: Counter) -> tuple[dict, list, tuple[int, ...]]:
+    """A whole two-player game with physical dice, by a bold random policy (it runs out of dice at times):
+    the log, the simulation's position after every roll (None on a bust) and the final scores."""
+    scores, order, turns, positions = [0, 0], [0, 1], [], []
+    while True:
+        for seat in order:
+            turn = Turn(mode, [d for d, n in MODES[mode].cup for _ in range(n)], recycle=recycle)
+            rolls = [{"dice": logged_df_roll(turn, rng, seen)}]
+            positions.append(None if turn.bust else turn.position())
+            while not turn.bust:
+                left = (4 if turn.helmet else 3) - len(turn.shotguns) - len(turn.double_shotguns)
+                if rng.random() > (0.3 if left == 1 else 0.93):
+                    rolls[-1]["then"] = "stop"
+                    break
+                rolls.append({"dice": logged_df_roll(turn, rng, seen)})
+                positions.append(None if turn.bust else turn.position())
+            scores[seat] += turn.score
+            turns.append({"player": ("Ann", "Bob")[seat], "rolls": rolls})
+        if max(scores) >= GOAL:
+            best = max(scores[s] for s in order)
+            order = [s for s in order if scores[s] == best]
+            if len(order) == 1:
+                return {"mode": mode, "recycle": recycle, "players": ["Ann", "Bob"], "turns": turns}, positions, tuple(
+                    scores)
+
+
+def test_double_feature_games_replay_as_the_physical_dice_played_them() -> None:
+    """Every position the replay builds (by roll.py's steps) is the one the independent simulation reached,
+    in every mode and variant, over games that rescue, drink, wear the helmet and run out of dice."""
+    seen: Counter = Counter()
+    for mode in DOUBLE_FEATURE:
+        for recycle in ("before-draw", "draw-then-recycle"):
+            for seed in range(8):
+                log, positions, scores = play_df_log(mode, recycle, random.Random(seed), seen)
+                played = replay(GameLog.from_dict(log))
+                assert [s.position for s in played.steps] == positions, (mode, recycle, seed)
+                assert played.scores == scores and played.finished
+    for feature in ("rescue", "recycling", "kept out", "double-brain", "double-shotgun", "energy-drink", "helmet"):
+        assert seen[feature] > 0, (feature, seen)
+
+
+def steps(mode: str, *rolls: list[dict[str, str]], then: str | None = "stop") -> list:
+    """The replayed steps of a one-turn log (the player stops after the last roll, unless `then` is None)."""
+    turn = {"player": 1, "rolls": [{"dice": dice} for dice in rolls]}
+    if then:
+        turn["rolls"][-1]["then"] = then
+    return list(replay(GameLog.from_dict({"mode": mode, "players": 2, "turns": [turn]})).steps)
+
+
+def test_the_expansion_rules_act_on_the_logged_faces() -> None:
+    bsam, santa = "big-summer-action-movie", "santa-claus-meets-the-zombies"
+    # the same roll: Hottie's shotgun sends Hunk's double brain back into the cup (no brain from it)
+    (step,) = steps(bsam, [die("hunk", "double-brain"), die("hottie", "shotgun"), die("green", "brain")])
+    assert step.position == Position(bsam, brains=("green",), shotguns=("hottie",))
+    assert step.position.cup["hunk"] == 1
+    # ... which may then be drawn again, and Hunk's double shotgun counts two: the third shotgun busts
+    first, second = steps(bsam, [die("hunk", "double-brain"), die("hottie", "shotgun"), die("green", "brain")],
+                          [die("hunk", "double-shotgun"), die("red", "footprints"), die("yellow", "brain")], then=None)
+    assert second.position is None and second.then is None
+    # Santa's energy drink: from that roll on, green footprints are brains (written either way)
+    for face in ("footprints", "brain"):
+        (step,) = steps(santa, [die("santa", "energy-drink"), die("green", face), die("yellow", "brain")])
+        assert step.position == Position(santa, brains=("green", "yellow"), effects=("energy-drink",))
+    # the helmet: three shotguns do not bust, and Santa, set aside, cannot be rolled again this turn
+    a, b = steps(santa, [die("santa", "helmet"), die("red", "shotgun"), die("red", "shotgun")],
+                 [die("red", "shotgun"), die("green", "brain"), die("green", "footprints")])
+    assert b.position == Position(santa, footprints=("green",), brains=("green",), shotguns=("red",) * 3,
+                                  effects=("helmet",))
+    # the specification's own example: a rescue, the helmet, Santa's gift; scores recomputed
+    played = replay(GameLog.from_dict(SPEC_LOG))
+    assert played.scores == (2, 3)
+    rescued = played.steps[1].position
+    assert "hunk" not in rescued.brains and rescued.score == 1 and rescued.effects == ("helmet",)
+    assert played.steps[3].position.double_brains == ("santa",)
+
+
+@pytest.mark.parametrize(("rolls", "field", "words"), [
+    ([[die("green", "double-brain"), die("red", "shotgun"), die("red", "brain")]], "turns[0].rolls[0].dice[0].face",
+     "no 'double-brain' face"),
+    ([[die("hunk", "double-brain"), die("green", "footprints"), die("red", "shotgun")],
+      [die("green", "brain"), die("hunk", "shotgun"), die("red", "brain")]], "turns[0].rolls[1].dice",
+     "the cup holds"),
+    ([[die("hottie", "footprints"), die("green", "brain"), die("green", "brain")],
+      [die("green", "brain"), die("yellow", "brain"), die("red", "brain")]], "turns[0].rolls[1].dice",
+     "lacks 1 hottie"),
+    ([[die("red", "shotgun"), die("hunk", "double-shotgun"), die("green", "brain")],
+      [die("green", "brain"), die("green", "brain"), die("green", "brain")]], "turns[0].rolls[1]", "busted"),
+])
+def test_impossible_double_feature_rolls_name_the_turn_and_roll(rolls: list, field: str, words: str) -> None:
+    with pytest.raises(LogError) as e:
+        steps("big-summer-action-movie", *rolls)
+    assert e.value.errors[0].field == field and words in e.value.errors[0].reason, e.value.errors
+
+
+def test_santa_set_aside_is_not_rolled_again() -> None:
+    with pytest.raises(LogError) as e:
+        steps("santa-claus-meets-the-zombies",
+              [die("santa", "helmet"), die("green", "footprints"), die("red", "brain")],
+              [die("green", "brain"), die("santa", "brain"), die("red", "brain")])
+    assert e.value.errors[0].field == "turns[0].rolls[1].dice"
+    assert "(santa set aside for the rest of the turn)" in e.value.errors[0].reason
+
+
+def test_double_feature_decisions_are_solved_near_a_bust_only(client: FlaskClient, without_table: None) -> None:
+    """Expected brains per decision, solved over its own turn where the API's bound allows (the one decision
+    one shotgun from a bust here: analysis.odds' values), the others unpriced with the reason."""
+    r = review(GameLog.from_dict(SPEC_LOG), unpriced=unpriced, max_solves=MAX_SOLVES)
+    assert r.measure == "expected-brains"
+    assert [bool(d.unpriced) for d in r.decisions] == [True, True, False, True]
+    assert all(d.unpriced.startswith("not solved: ") and d.cost is None and not d.mistake for d in r.decisions
+               if d.unpriced)
+    d = r.decisions[2]
+    decision = odds(d.step.position, "expected-brains").decision
+    assert (d.best, d.chosen, d.cost) == (decision.action, "stop", 0.0) == ("stop", "stop", 0.0)
+    assert d.roll == pytest.approx(float(decision.roll), abs=1e-9) and d.stop == float(decision.stop)
+    assert [(t.decisions, t.unpriced) for t in r.totals] == [(3, 2), (1, 1)]
+    # at most max_solves tables: with none allowed every decision is unpriced, and says why
+    bounded = review(GameLog.from_dict(SPEC_LOG), unpriced=unpriced, max_solves=0)
+    assert "its limit" in bounded.decisions[2].unpriced and bounded.decisions[2].best is None
+    # over HTTP: the same, documented fields; the CSV adds the expansion's columns
+    body = client.post("/v1/review", json=SPEC_LOG).get_json()
+    assert body["measure"] == "expected-brains" and "direct-to-video-sequel" in body["reason"]
+    priced = body["decisions"][2]
+    assert priced["best"] == "stop" and priced["values"]["roll"] == d.roll and priced["position"]["effects"] == [
+        "helmet"]
+    assert "unpriced" in body["decisions"][0] and "cost" not in body["decisions"][0]
+    assert [p["unpriced"] for p in body["players"]] == [2, 1]
+    rows = list(csv.DictReader(io.StringIO(client.post("/v1/review?format=csv", json=SPEC_LOG).get_data(as_text=True))))
+    assert [row["unpriced"] == "" for row in rows] == [False, False, True, False]
+    assert rows[2]["effects"] == "helmet" and rows[0]["double_brains"] == "hunk" and rows[0]["cost"] == ""
+
+
+def test_an_impossible_double_feature_log_is_a_422(client: FlaskClient, without_table: None) -> None:
+    log = copy.deepcopy(SPEC_LOG)
+    log["turns"][1]["rolls"][0]["dice"][0]["face"] = "helmet"  # a green die has no helmet
+    assert rejected(client, log) == ("turns[1].rolls[0].dice[0].face", "a green die has no 'helmet' face")
+    log = copy.deepcopy(SPEC_LOG)
+    log["turns"][0]["rolls"][2]["dice"][0] = die("santa", "brain")  # Santa is set aside by his helmet
     field, reason = rejected(client, log)
-    assert field == "mode" and "base game" in reason
+    assert field == "turns[0].rolls[2].dice" and "santa" in reason

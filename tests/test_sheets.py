@@ -1,16 +1,29 @@
-"""/v1/bust.txt and /v1/advice.txt, and the spreadsheet forms' promises: short, and deaf to cache-busters.
+"""/v1/bust.txt, /v1/advice.txt and /v1/win.txt, and the spreadsheet forms' promises: short, and deaf to
+cache-busters; by probability of winning (`scores`) from a stored table, or a 503 while it is computed.
 
 Positions keep a shotgun set aside (or are the warmed start of a turn): their answers take
-milliseconds.
+milliseconds. The base game's two-player table is solved once for the module (~10 s).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+import redis
 from flask.testing import FlaskClient
+
+from analysis.game import GameSolution, solve_game
+from tests.test_readme import formula_url, local, recipes
+from workers import app as celery_app
+from workers.celery_app import configure
+from workers.store import Store
+from workers.tables import job_id
+from workers.tasks import table_key
 
 WORKED = {"footprints": "green,red", "brains": "green", "shotguns": "red"}
 POSITIONS = [
@@ -93,3 +106,147 @@ def test_cors_lets_pages_read_the_values(client: FlaskClient) -> None:
     for path in ("/v1/bust.txt", "/v1/advice.txt"):
         assert client.get(path, headers={"Origin": "https://rules.example"}).headers[
             "Access-Control-Allow-Origin"] == "*"
+
+
+# -- by probability of winning: /v1/win.txt, and scores on /v1/advice.txt and /v1/odds.txt -------------
+
+REDIS_URL = "redis://127.0.0.1:6379/12"  # this module's database (no worker listens there)
+GAMES = [  # (position, scores, seat, final_round or None)
+    (WORKED, "5,9", "2", None),
+    (WORKED, "5,9", "1", None),
+    ({"footprints": "green,red", "brains": "green", "shotguns": "red,yellow"}, "0,13", "2", "true"),
+    ({"footprints": "yellow", "brains": "green,green", "shotguns": "red,yellow"}, "12,10", "1", None),
+    ({}, "0,0", "1", None),
+    ({}, "14,14", "2", None),  # a tie-break round
+    (WORKED, "5,9,3", "2", None),  # three players: the reduced model, as /v1/odds decides by it
+]
+
+
+@pytest.fixture(scope="module")
+def solution() -> GameSolution:
+    return solve_game("original")
+
+
+@pytest.fixture(scope="module")
+def table_dir(solution: GameSolution, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding the base game's two-player table, as the workers leave it."""
+    root = tmp_path_factory.mktemp("store")
+    Store(root).put(table_key("original", "before-draw", 2), solution.to_dict())
+    return root
+
+
+@pytest.fixture
+def with_table(table_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(table_dir))
+
+
+def game(position: dict[str, str], scores: str, seat: str, final_round: str | None) -> dict[str, str]:
+    return {**position, "scores": scores, "seat": seat, **({"final_round": final_round} if final_round else {})}
+
+
+@pytest.mark.parametrize("case", GAMES, ids=lambda c: urlencode(game(*c)))
+def test_win_and_advice_are_the_odds_answer_with_scores(client: FlaskClient, with_table: None, solution: GameSolution,
+                                                       case: tuple) -> None:
+    params = game(*case)
+    answer = odds(client, params)
+    decision = answer["decision"]
+    assert decision["objective"] == "win"
+    win = float(text(client, "/v1/win.txt", params))
+    turn_start = not case[0]
+    best = decision["roll"]["value"] if turn_start else max(decision["roll"]["value"], decision["stop"]["value"])
+    assert win == best
+    if turn_start:  # from the start of a turn: the table's own P(win) of this game situation
+        assert win == pytest.approx(answer["game"]["win_probability"]["value"], abs=1e-12)
+        assert win == pytest.approx(solution.win_probability(int(case[2]), *map(int, case[1].split(","))), abs=1e-12)
+    assert text(client, "/v1/advice.txt", params) == decision["action"]
+    assert text(client, "/v1/odds.txt", {**params, "field": "action"}) == decision["action"]
+    for field in ("roll", "stop"):
+        assert float(text(client, "/v1/odds.txt", {**params, "field": field})) == decision[field]["value"]
+    assert float(text(client, "/v1/odds.txt", {**params, "field": "bust"})) == answer["next_roll"]["bust"]["value"]
+    refused = client.get("/v1/odds.txt", query_string={**params, "field": "roll", "exact": "true"})
+    assert refused.status_code == 422 and refused.json["errors"][0]["field"] == "exact"
+
+
+def test_advice_by_win_probability_is_not_by_expected_brains(client: FlaskClient, with_table: None) -> None:
+    """Two shotguns and one brain: stop for brains; but 13 brains behind in the final round, only rolling can win."""
+    position = {"footprints": "green,red", "brains": "green", "shotguns": "red,yellow"}
+    assert text(client, "/v1/advice.txt", position) == "stop"
+    assert text(client, "/v1/advice.txt", {**position, "scores": "0,13", "seat": "2"}) == "roll"
+    assert float(text(client, "/v1/win.txt", {**position, "scores": "0,13", "seat": "2"})) < 0.01
+    assert float(text(client, "/v1/win.txt", {**position, "scores": "12,0", "seat": "2"})) > 0.9
+
+
+def test_win_answers_fit_excel_and_ignore_cache_busters(client: FlaskClient, with_table: None) -> None:
+    params = game(*GAMES[0])
+    for path, extra in [("/v1/win.txt", {}), ("/v1/advice.txt", {}), ("/v1/odds.txt", {"field": "stop"}),
+                        ("/v1/odds", {"format": "csv"})]:
+        plain = client.get(path, query_string={**params, **extra})
+        busted = client.get(path, query_string={**params, **extra, **BUSTERS})
+        assert plain.status_code == busted.status_code == 200
+        assert busted.data == plain.data and len(plain.get_data(as_text=True)) < EXCEL_LIMIT
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"scores": "5,9"}, "seat"),
+    ({"seat": "1"}, "scores"),
+    ({"scores": "5,9", "seat": "3"}, "seat"),
+    ({"scores": "15,9", "seat": "1"}, "scores"),
+    ({"scores": "3,4", "seat": "1", "final_round": "true"}, "final_round"),
+    ({"scores": "3,4", "seat": "1", "shotguns": "red,red,red"}, "shotguns"),
+    ({"scores": "3,4", "seat": "1", "mode": "direct-to-video-sequel", **WORKED}, "mode"),
+])
+def test_impossible_games_are_problems_naming_the_field(client: FlaskClient, with_table: None,
+                                                         params: dict[str, str], field: str) -> None:
+    paths = ["/v1/win.txt", "/v1/advice.txt"] if "scores" in params else ["/v1/win.txt"]
+    for path in paths:
+        response = client.get(path, query_string=params)
+        assert response.status_code == 422 and response.mimetype == "application/problem+json", path
+        assert field in [e["field"] for e in response.get_json()["errors"]], (path, response.get_json())
+
+
+@pytest.fixture
+def queued_on_redis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[redis.Redis]:
+    """No table in the store, and jobs go to a real Redis where no worker listens: they stay queued."""
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path / "store"))
+    queue = redis.Redis.from_url(REDIS_URL)
+    queue.ping()  # scripts/test starts Redis on loopback when it is not running
+    queue.flushdb()
+    configure(celery_app, REDIS_URL)
+    try:
+        yield queue
+    finally:
+        configure(celery_app, "")
+        queue.flushdb()
+        queue.close()
+
+
+def test_without_the_table_the_answer_is_a_503_never_a_guess(client: FlaskClient,
+                                                             queued_on_redis: redis.Redis) -> None:
+    params = game(*GAMES[0])
+    job = f"/v1/jobs/{job_id(table_key('original', 'before-draw', 2))}"
+    for path, extra in [("/v1/win.txt", {}), ("/v1/advice.txt", {}), ("/v1/odds.txt", {"field": "action"})]:
+        response = client.get(path, query_string={**params, **extra, **BUSTERS})
+        assert response.status_code == 503 and response.mimetype == "application/problem+json", path
+        assert int(response.headers["Retry-After"]) > 0 and response.get_json()["job"] == job
+    assert queued_on_redis.llen("celery") >= 1  # the job computing the table was started (once)
+    assert text(client, "/v1/advice.txt", WORKED) == "roll"  # without scores: no table needed
+
+
+def test_the_readme_s_formulas_by_probability_of_winning(client: FlaskClient, with_table: None) -> None:
+    """The README's spreadsheet recipe with `scores` (read from the README; tests/test_readme.py checks the others)."""
+    formulas = [f for f in re.findall(r"^ {4}(=.+)$", recipes(), re.M) if "scores=" in f]
+    assert any("IMPORTDATA" in f and "/v1/win.txt" in f for f in formulas)
+    assert any("WEBSERVICE" in f and "ENCODEURL" in f and "/v1/win.txt" in f for f in formulas)
+    cells = {"A2": "green,red", "B2": "green", "C2": "red", "D2": "7", "E2": "5,9", "F2": "2"}
+    params = {"footprints": "green,red", "brains": "green", "shotguns": "red", "scores": "5,9", "seat": "2"}
+    decision = odds(client, params)["decision"]
+    for formula in formulas:
+        url = formula_url(formula, cells)
+        for busted in (url, url + "&_=" + cells["D2"]):
+            response = client.get(local(busted))
+            assert response.status_code == 200 and response.mimetype == "text/plain", response.get_data(as_text=True)
+            body = response.get_data(as_text=True)
+            if "/v1/win.txt" in url:
+                assert float(body) == max(decision["roll"]["value"], decision["stop"]["value"])
+            else:
+                assert "/v1/advice.txt" in url and body == decision["action"]

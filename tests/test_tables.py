@@ -20,13 +20,14 @@ import redis
 from flask.testing import FlaskClient
 
 from analysis import Position
-from analysis.game import GameSolution, solve_game
+from analysis.game import GameSolution, reduced_win_probability, solve_game
+from analysis.game.many import MEASURED
 from analysis.table import table_for
 from api import create_app, spec
 from api.tables import TABLE_MODES
 from workers import app as celery_app
 from workers.celery_app import configure
-from workers.store import Store
+from workers.store import JobKey, Store
 from workers.tables import job_id, join
 from workers.tasks import table_key
 
@@ -131,12 +132,52 @@ def test_a_table_not_computed_is_a_404_that_says_how_to_compute_it(client: Flask
                                            "body": {"players": 2, "variant": "draw-then-recycle"}}
 
 
-@pytest.mark.parametrize("path", ["/v1/tables/original?players=3", "/v1/tables/original/heatmap.png?players=8"])
-def test_more_players_have_no_table(client: FlaskClient, path: str) -> None:
+@pytest.mark.parametrize("path", ["/v1/tables/original/heatmap.png?players=8",
+                                  "/v1/tables/original/heatmap.svg?players=3",
+                                  "/v1/tables/big-summer-action-movie?players=3&variant=draw-then-recycle",
+                                  "/v1/tables/santa-claus-meets-the-zombies?players=5"])
+def test_more_players_have_no_job_nor_picture_nor_unchecked_table(client: FlaskClient, path: str) -> None:
     r = client.get(path)
-    assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players"
+    assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players", r.get_json()
     r = client.post("/v1/tables/original/jobs", json={"players": 4})
     assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players"
+
+
+@pytest.mark.parametrize("players", [3, 8])
+def test_more_players_are_the_reduced_model_over_the_two_player_table(client: FlaskClient, solution: GameSolution,
+                                                                      stored: str, players: int) -> None:
+    r = client.get(f"/v1/tables/original?players={players}")
+    assert r.status_code == 200 and r.headers["ETag"] == f'"{stored}-p{players}-json"'
+    table = r.get_json()
+    assert (table["players"], table["model"], table["sha256"]) == (players, "duel-the-leader", stored)
+    assert table["two_player_table"] == client.get("/v1/tables/original").get_json()["url"]
+    for m, leader in [(0, 0), (5, 9), (12, 3)]:
+        for grid, last in (("followed", False), ("last", True)):
+            assert table["win_probability"][grid][m][leader] == reduced_win_probability(solution, players, m, leader,
+                                                                                         last)
+    d = solution.p_first_player_wins  # the first seat at 0-0: d / (d + (N - 1) (1 - d))
+    assert table["win_probability"]["followed"][0][0] == pytest.approx(d / (d + (players - 1) * (1 - d)))
+    measured = MEASURED[("original", "before-draw", players)]
+    assert table["model_error"] == {"games": measured.games, "seed": measured.seed, "turns": measured.turns,
+                                    "start_error": measured.start_error, "standard_error": measured.standard_error,
+                                    "bias": measured.bias, "calibration_error": measured.calibration_error}
+    assert client.get(table["url"]).headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    rows = dict(list(csv.reader(io.StringIO(client.get(f"/v1/tables/original?players={players}&format=csv")
+                                            .get_data(as_text=True))))[1:])
+    assert float(rows["last.5.9"]) == table["win_probability"]["last"][5][9]
+    assert float(rows["model_error.bias"]) == measured.bias and rows["players"] == str(players)
+
+
+def test_a_mode_too_large_for_a_table_is_a_422_naming_mode(client: FlaskClient) -> None:
+    """direct-to-video-sequel's table does not fit the memory budget: every table path says so."""
+    dtv = "direct-to-video-sequel"
+    for r in (client.get(f"/v1/tables/{dtv}"), client.get(f"/v1/tables/{dtv}?players=3"),
+              client.get(f"/v1/tables/{dtv}/heatmap.png"), client.post(f"/v1/tables/{dtv}/jobs", json={}),
+              client.post("/v1/odds", json={"mode": dtv, "scores": [3, 4], "seat": 1})):
+        assert r.status_code == 422 and r.mimetype == "application/problem+json", r.get_json()
+        [error] = [e for e in r.get_json()["errors"] if e["field"] == "mode"]
+        assert "memory" in error["reason"]
+    assert client.get("/v1/tables/no-such-mode").status_code in (404, 422)
 
 
 def test_the_list_of_tables(client: FlaskClient, stored: str) -> None:
@@ -232,6 +273,32 @@ def test_odds_with_scores_wait_for_the_table_with_503(client: FlaskClient, queue
     assert client.get("/v1/tables/original").get_json()["job"] == JOB  # the 404 names the running job
 
 
+def test_a_double_feature_job_is_queued_and_odds_wait_for_it(client: FlaskClient,
+                                                              queued_on_redis: redis.Redis) -> None:
+    santa = "santa-claus-meets-the-zombies"
+    job = f"/v1/jobs/table-{santa}-draw-then-recycle-p2-v1"
+    r = client.post(f"/v1/tables/{santa}/jobs", json={"variant": "draw-then-recycle"})
+    assert r.status_code == 202 and r.headers["Location"] == job
+    assert r.get_json()["mode"] == santa and r.get_json()["progress"] == {"done": 0, "total": 27}
+    assert client.get(job).get_json()["state"] == "queued"
+    odds = client.post("/v1/odds", json={"mode": santa, "recycle": "draw-then-recycle", "scores": [3, 4], "seat": 2})
+    assert odds.status_code == 503 and odds.get_json()["job"] == job and int(odds.headers["Retry-After"]) >= 60
+
+
+def test_a_server_without_redis_leaves_double_feature_tables_to_workers(client: FlaskClient, empty_store: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embedded, only ZOMBIE_ODDS_EMBEDDED_TABLES (the base game) is computed in the server's process: a
+    Double Feature job is a 422 naming `mode` that says where it is computed, and nothing is started."""
+    monkeypatch.delenv("ZOMBIE_ODDS_EMBEDDED_TABLES", raising=False)
+    for r in (client.post("/v1/tables/big-summer-action-movie/jobs", json={}),
+              client.post("/v1/odds", json={"mode": "big-summer-action-movie", "scores": [3, 4], "seat": 1})):
+        assert r.status_code == 422 and r.mimetype == "application/problem+json", r.get_json()
+        [error] = r.get_json()["errors"]
+        assert error["field"] == "mode" and "Celery workers" in error["reason"]
+    assert client.get("/v1/jobs/table-big-summer-action-movie-before-draw-p2-v1").status_code == 404
+    assert list(empty_store.glob("job--*")) == []
+
+
 # -- /v1/odds with scores -------------------------------------------------------------------------
 GAMES = [(1, 0, 0), (2, 5, 9), (1, 12, 3), (2, 10, 14), (1, 14, 14), (2, 13, 15), (2, 11, 2)]
 
@@ -294,7 +361,9 @@ def test_a_huge_turn_is_answered_without_a_huge_sweep(client: FlaskClient) -> No
         ({"scores": [15, 9], "seat": 1}, ["scores"]),
         ({"scores": [13, 9], "seat": 2}, ["scores"]),
         ({"scores": [3, 13], "seat": 1}, ["scores"]),
-        ({"scores": [3, 4, 5], "seat": 1}, ["scores"]),
+        ({"scores": [15, 9, 3], "seat": 1}, ["scores"]),
+        ({"scores": [3, 4, 5], "seat": 4}, ["seat"]),
+        ({"scores": [3, 4, 5], "seat": 1, "mode": "big-summer-action-movie"}, ["scores"]),  # model not checked there
         ({"scores": [3, 4], "seat": 3}, ["seat"]),
         ({"scores": [3, 4], "seat": 1, "objective": "reach:3"}, ["objective"]),
         ({"scores": [3, 4], "seat": 1, "shotguns": ["red", "red", "red"]}, ["shotguns"]),
@@ -306,9 +375,92 @@ def test_impossible_games_are_422_naming_the_field(client: FlaskClient, body: di
     assert [e["field"] for e in r.get_json()["errors"]] == fields
 
 
+@pytest.mark.parametrize("scores, seat, duel, phase", [([5, 9, 3], 1, ((5, 9), 1), "normal"),
+                                                      ([5, 2, 9, 7], 4, ((5, 9), 2), "normal"),
+                                                      ([10, 14, 3], 2, ((10, 14), 2), "beat"),
+                                                      ([14, 14, 9, 14, 2], 3, ((14, 14), 1), "tiebreak")])
+def test_more_players_decide_by_the_duel_with_the_leader(client: FlaskClient, solution: GameSolution, scores: list[int],
+                                                         seat: int, duel: tuple, phase: str) -> None:
+    fields = {"footprints": ["green", "red"], "brains": ["green"], "shotguns": ["red"]}
+    r = client.post("/v1/odds", json={**fields, "scores": scores, "seat": seat})
+    assert r.status_code == 200, r.get_json()
+    answer = r.get_json()
+    (mover, leader), duel_seat = duel
+    index = table_for("original").index[Position(**{k: tuple(v) for k, v in fields.items()}).state]
+    expected = solution.decision(duel_seat, mover, leader, index, 1)
+    assert answer["decision"]["action"] == expected.action
+    assert answer["decision"]["roll"]["value"] == pytest.approx(expected.p_win_roll, abs=1e-12)
+    game = answer["game"]
+    assert (game["scores"], game["seat"], game["players"], game["model"]) == (scores, seat, len(scores),
+                                                                              "duel-the-leader")
+    assert game["duel"] == {"scores": [mover, leader], "seat": duel_seat} and game["phase"] == phase
+    start = (reduced_win_probability(solution, len(scores), mover, leader, duel_seat == 2) if phase == "normal" else
+             solution.win_probability(duel_seat, mover, leader))
+    assert game["win_probability"]["value"] == start
+    assert game["model_error"]["bias"] == MEASURED[("original", "before-draw", len(scores))].bias
+
+
 def test_a_tiebreak_and_a_final_turn(client: FlaskClient, solution: GameSolution) -> None:
     tiebreak = client.get("/v1/odds?scores=14,14&seat=1").get_json()["game"]
     assert tiebreak["phase"] == "tiebreak" and tiebreak["final_round"] is True
     assert tiebreak["win_probability"]["value"] == solution.tiebreak
     final = client.get("/v1/odds?scores=12,15&seat=2&final_round=true").get_json()["game"]
     assert final["phase"] == "beat" and final["win_probability"]["value"] == solution.final[3]
+
+
+def test_a_job_whose_queue_is_down_says_why(client: FlaskClient, empty_store: Path) -> None:
+    """A running job (its durable record) while Redis cannot be reached: the job is still answered, with
+    `detail` saying that the queue is down and that the job resumes from its last layer."""
+    record = {"id": job_id(KEY), "mode": "original", "variant": "before-draw", "players": 2, "split": 2,
+              "state": "running", "run": "r1", "done": 3, "total": 27, "known": {}, "updated": time.time()}
+    Store(empty_store).put(JobKey(record["id"]), record)
+    configure(celery_app, "redis://127.0.0.1:1/15")  # nothing listens on port 1
+    try:
+        r = client.get(JOB)
+    finally:
+        configure(celery_app, "")
+    assert r.status_code == 200, r.get_json()
+    job = r.get_json()
+    assert job["state"] == "running" and job["progress"] == {"done": 3, "total": 27}
+    assert "unavailable" in job["detail"] and "resumes from its last finished layer (3 of 26)" in job["detail"]
+    assert "detail" not in client.get(JOB).get_json()  # embedded again: nobody runs it, so it failed
+
+
+# -- a Double Feature table (solved once: about 2 GiB and a minute or two of CPU) ------------------
+DF = "big-summer-action-movie"
+
+
+@pytest.fixture(scope="module")
+def df_solution() -> GameSolution:
+    return solve_game(DF)  # shared with tests/test_game.py (solve_game is cached per process)
+
+
+@pytest.fixture
+def df_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, df_solution: GameSolution) -> str:
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path / "store"))
+    return Store(tmp_path / "store").put(table_key(DF, "before-draw", 2), df_solution.to_dict())
+
+
+def test_a_double_feature_table_is_served_and_decides(client: FlaskClient, df_solution: GameSolution,
+                                                      df_stored: str) -> None:
+    table = client.get(f"/v1/tables/{DF}").get_json()
+    assert table["mode"] == DF and table["sha256"] == df_stored
+    assert table["win_probability"]["seat1"] == [list(row) for row in df_solution.seat1]
+    assert table["p_first_player_wins"] == df_solution.p_first_player_wins and table["cap_error"] < 1e-9
+    rows = dict(list(csv.reader(io.StringIO(client.get(f"/v1/tables/{DF}?format=csv").get_data(as_text=True))))[1:])
+    assert float(rows["seat2.9.5"]) == df_solution.win_probability(2, 9, 5)
+    svg = client.get(f"/v1/tables/{DF}/heatmap.svg")
+    assert svg.status_code == 200 and svg.mimetype == "image/svg+xml"
+    [listed] = client.get("/v1/tables").get_json()["tables"]
+    assert listed["mode"] == DF
+    fields = {"footprints": ["green", "red"], "brains": ["green"], "shotguns": ["red"]}
+    position = Position(mode=DF, **{k: tuple(v) for k, v in fields.items()})
+    index = table_for(DF).index[position.state]
+    for seat, mover, other in [(1, 0, 0), (2, 5, 9), (2, 10, 14)]:
+        r = client.post("/v1/odds", json={"mode": DF, **fields, "scores": [mover, other], "seat": seat})
+        assert r.status_code == 200, r.get_json()
+        expected = df_solution.decision(seat, mover, other, index, position.score)
+        decision = r.get_json()["decision"]
+        assert decision["action"] == expected.action
+        assert decision["roll"]["value"] == pytest.approx(expected.p_win_roll, abs=1e-12)
+        assert decision["stop"]["value"] == pytest.approx(expected.p_win_stop, abs=1e-15)

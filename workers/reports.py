@@ -12,9 +12,9 @@ Building takes the table from the durable store. When it is missing, the report 
 sections are listed as missing, with the reason) and a job computing it is started, so the next
 report has them; nothing is guessed. What the engine computes for given inputs does not change with
 the period, so the content (analysis.report) is kept in the store too (kind ``report-data``) and
-each later period only renders it again. A stored report holds the content, its HTML page (one
-self-contained page: inline CSS, charts as SVG ``data:`` URIs, readable on a phone) and a CSV of
-every table, in one checksummed entry (workers/store.py).
+each later period only renders it again. A stored report holds the content, its charts (PNG and
+SVG, drawn once), its HTML page (one self-contained page: inline CSS, charts as SVG ``data:`` URIs,
+readable on a phone) and a CSV of every table, in one checksummed entry (workers/store.py).
 
 `submit` is what ``POST /v1/reports`` calls: a job whose id is the id of the report it will make;
 on workers with Redis, or in a thread of this process without it (the embedded default), followed
@@ -55,7 +55,7 @@ from .store import ENGINE_VERSION, CorruptEntry, Key, Store, try_lock
 from .tasks import RETRY, store, table_key
 
 __all__ = ["Inputs", "ReportJob", "inputs_for", "build_report", "scheduled_reports", "make", "submit", "status",
-           "reports", "latest", "load", "key_of", "render_html", "render_csv", "csv_all"]
+           "reports", "latest", "load", "key_of", "render_html", "render_charts", "chart", "render_csv", "csv_all"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ PLAYERS = 2  # the game sections are about the two-player table
 LOCK_SECONDS = 3600  # a lock outlives no build: a crashed builder's lock expires
 HTML_ROWS = 30  # longer tables show their first rows on the page (every row is in the CSV)
 LONG_EXACT = 40  # exact fractions longer than this are left to the CSV and the JSON
+CHART_FORMATS = ("png", "svg")
 PERCENT = {"bust", "probability", "agreement", "share_of_decisions", "roll_share", "visit_share", "p_win_first",
            "p_win_second", "p_win_either"}
 
@@ -79,10 +80,12 @@ class Inputs:
     table_sha: str | None
     rules: tuple[str, ...]
     engine: str = ENGINE_VERSION
+    solve: bool = True  # the whole-turn table is built (schedule.solve_modes): the heavy sections are made
 
     def _digest(self, *, period: bool) -> str:
         parts = {"format": REPORT_FORMAT, "mode": self.mode, "variant": self.variant, "engine": self.engine,
-                 "table": self.table_sha, "rules": list(self.rules), "period": self.period if period else None}
+                 "table": self.table_sha, "rules": list(self.rules), "period": self.period if period else None,
+                 **({} if self.solve else {"solve": False})}  # a whole report keeps the ids it always had
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
     @property
@@ -120,7 +123,8 @@ def inputs_for(mode: str, variant: str = "before-draw", period: str | None = Non
     datetime.strptime(period, schedule.PERIOD_FORMAT)  # ValueError for a malformed period
     loaded = tables.load(table_key(mode, variant, PLAYERS))
     game, sha = loaded if loaded is not None else (None, None)
-    return Inputs(mode, variant, period, sha, schedule.report_rules()), game
+    solve = mode in schedule.solve_modes() and mode not in NO_WHOLE_TURN
+    return Inputs(mode, variant, period, sha, schedule.report_rules(), solve=solve), game
 
 
 # -- building ------------------------------------------------------------------------------------------------
@@ -132,32 +136,57 @@ def _stored(key: Key, where: Store | None = None) -> tuple[dict[str, Any], str] 
         return None
 
 
-def _missing_table(inputs: Inputs) -> str:
-    if inputs.mode in NO_WHOLE_TURN:
-        return (f"the two-player table of mode {inputs.mode} cannot be computed: its whole-turn table does not fit "
-                "in memory")
-    return (f"the two-player table of mode {inputs.mode} ({inputs.variant}) was not in the store when this report "
-            "was made; a job computing it was started (see the notes), and later reports will have this section")
+def _budget(mode: str) -> str:
+    """The reason, as kept in the content (shared by every server with the same inputs: no setting's value)."""
+    return (f"the whole-turn table of mode {mode} takes gigabytes of memory (README, Reports): a report builds it "
+            f"only for the modes listed in ZOMBIE_ODDS_REPORT_SOLVE_MODES, and a worker listing {mode} there makes "
+            "the whole report")
 
 
-def _start_table(inputs: Inputs) -> str:
-    """Start the job that computes the missing table; a note for the report either way."""
-    if inputs.mode in NO_WHOLE_TURN:
-        return f"No two-player table exists for mode {inputs.mode}: it cannot be computed (too large)."
+def _not_solved(inputs: Inputs) -> str:
+    """Why the whole-turn table of `inputs.mode` is not built here ("" when it is, or cannot be at all)."""
+    if inputs.solve or inputs.mode in NO_WHOLE_TURN:
+        return ""
+    return f"not computed by this server: {_budget(inputs.mode)}"
+
+
+def _missing_table(inputs: Inputs) -> tuple[str, str]:
+    """A missing two-player table: start its job when this server may, and say so. Returns the note for
+    this report and the reason its game sections give (kept in the content, so it names no job)."""
+    mode, variant = inputs.mode, inputs.variant
+    if mode in NO_WHOLE_TURN:
+        return (f"No two-player table exists for mode {mode}: it cannot be computed (too large).",
+                f"the two-player table of mode {mode} cannot be computed: its whole-turn table does not fit in "
+                "memory")
+    if not inputs.solve:
+        here = ", ".join(schedule.solve_modes()) or "none"
+        return (f"The two-player table of mode {mode} ({variant}) is not stored; no job was started here "
+                f"(ZOMBIE_ODDS_REPORT_SOLVE_MODES is {here}): the sections that need it are marked missing.",
+                f"the two-player table of mode {mode} ({variant}) is not in the store, and this server does not "
+                f"compute it: it is computed from the whole-turn table, and {_budget(mode)}")
     try:
-        job = tables.submit(inputs.mode, inputs.variant)
-    except Exception as e:  # the report is still made, and says why the table is not coming
-        return f"The two-player table was missing and its job could not be started ({type(e).__name__}: {e})."
-    return (f"The two-player table of mode {inputs.mode} ({inputs.variant}) was missing when this report was made: "
-            f"job {job.id} computes it (state: {job.state}). The sections that need it are marked missing.")
+        job = tables.submit(mode, variant)
+    except ValueError as e:  # the engine has no table for this mode (workers/tables.py says why)
+        return (f"No two-player table of mode {mode} ({variant}) can be computed: {e}.",
+                f"the two-player table of mode {mode} ({variant}) cannot be computed: {e}")
+    except Exception as e:  # the queue is down: the report is still made, and says why the table is not coming
+        note = f"The two-player table was missing and its job could not be started ({type(e).__name__}: {e})."
+    else:
+        why = f": {job.error}" if job.error else ""
+        note = (f"The two-player table of mode {mode} ({variant}) was missing when this report was made: job "
+                f"{job.id} computes it (state: {job.state}{why}). The sections that need it are marked missing.")
+    return note, (f"the two-player table of mode {mode} ({variant}) was not in the store when this content was "
+                  "computed; each report starts its job (the notes say how it stands), and the reports made once "
+                  "it is stored have this section")
 
 
-def content_for(inputs: Inputs, game: GameSolution | None, where: Store) -> dict[str, Any]:
+def content_for(inputs: Inputs, game: GameSolution | None, where: Store, game_missing: str = "") -> dict[str, Any]:
     """analysis.report's content for the inputs, from the store when it was computed before."""
     entry = _stored(inputs.data_key, where)
     if entry is not None:
         return entry[0]
-    content = build(inputs.mode, inputs.variant, game, rules=inputs.rules, game_missing=_missing_table(inputs))
+    content = build(inputs.mode, inputs.variant, game, rules=inputs.rules, game_missing=game_missing,
+                    solve_missing=_not_solved(inputs))
     where.put(inputs.data_key, content)
     return content
 
@@ -171,8 +200,9 @@ def make(inputs: Inputs, game: GameSolution | None, where: Store | None = None) 
     entry = _stored(inputs.key, where)
     if entry is not None:
         return {"id": inputs.id, "made": False}
-    notes = [] if game is not None else [_start_table(inputs)]
-    content = content_for(inputs, game, where)
+    note, reason = _missing_table(inputs) if game is None else ("", "")
+    notes = [note] if note else []
+    content = content_for(inputs, game, where, reason)
     created = datetime.now(UTC)
     doc = {"id": inputs.id, "mode": inputs.mode, "variant": inputs.variant, "engine": inputs.engine,
            "period": _iso(inputs.period), "created": created.isoformat(timespec="seconds"),
@@ -180,7 +210,8 @@ def make(inputs: Inputs, game: GameSolution | None, where: Store | None = None) 
                      **({"sha256": inputs.table_sha} if inputs.table_sha else {})},
            "rules": list(inputs.rules), "notes": notes, "content": content}
     doc["csv"] = {t["name"]: render_csv(t) for t in content["tables"]}
-    doc["html"] = render_html(doc, game)
+    doc["charts"] = render_charts(doc, game)
+    doc["html"] = render_html(doc)
     where.put(inputs.key, doc)
     log.info("report %s stored", inputs.id)
     return {"id": inputs.id, "made": True}
@@ -392,13 +423,18 @@ def load(report: str) -> dict[str, Any] | None:
 
 
 def latest(mode: str, variant: str = "before-draw") -> dict[str, Any] | None:
-    """The report of the latest period for `mode` (current engine); of two for one period, the later made."""
+    """The report of the latest period for `mode` (current engine); of two for one period, the one with more
+    sections (a worker that builds the whole-turn table made it), then the later made."""
     keys = [k for k in _report_keys() if k.mode == mode and k.variant == variant and k.engine == ENGINE_VERSION]
     if not keys:
         return None
     newest = max(k.tag[:15] for k in keys)
     docs = [d for d in (load(report_id(k)) for k in keys if k.tag[:15] == newest) if d is not None]
-    return max(docs, key=lambda d: d["created"]) if docs else None
+    return max(docs, key=lambda d: (_complete(d), d["created"])) if docs else None
+
+
+def _complete(doc: dict[str, Any]) -> int:
+    return sum(s["status"] == "ok" for s in doc["content"]["sections"])
 
 
 # -- rendering ----------------------------------------------------------------------------------------------------
@@ -481,29 +517,49 @@ def _view_table(t: dict[str, Any], charted: bool) -> dict[str, Any]:
     return view
 
 
-def _chart(spec: dict[str, Any], tables_: dict[str, dict[str, Any]], game: GameSolution | None,
-           mode: str) -> dict[str, str] | None:
+def _draw(spec: dict[str, Any], tables_: dict[str, dict[str, Any]], game: GameSolution | None, mode: str,
+          fmt: str) -> bytes | None:
     from analysis import charts  # matplotlib: only where reports are drawn
 
     if spec["name"] == "win_heatmap":
-        if game is None:
-            return None
-        svg = charts.win_heatmap(game, "svg")
-    elif spec["name"] == "roll_stop_regions":
+        return None if game is None else charts.win_heatmap(game, fmt)
+    if spec["name"] == "roll_stop_regions":
         panels, rows, totals = region_grid(tables_[spec["table"]])
-        svg = charts.roll_stop_regions(panels, rows, totals, "svg", f"Roll/stop regions of one turn ({mode})")
-    else:
-        raise ValueError(f"unknown chart {spec['name']!r}")
-    return {"title": spec["title"], "uri": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
+        return charts.roll_stop_regions(panels, rows, totals, fmt, f"Roll/stop regions of one turn ({mode})")
+    raise ValueError(f"unknown chart {spec['name']!r}")
 
 
-def render_html(doc: dict[str, Any], game: GameSolution | None) -> str:
+def render_charts(doc: dict[str, Any], game: GameSolution | None) -> dict[str, dict[str, str]]:
+    """Every chart of the report, drawn once when it is made: name -> title and the PNG and SVG bytes (base64),
+    served as files by ``GET /v1/reports/{id}/charts/{name}.png|svg`` and put in the page as the SVG."""
+    content = doc["content"]
+    by_name = {t["name"]: t for t in content["tables"]}
+    out = {}
+    for section in content["sections"]:
+        for spec in section["charts"]:
+            drawn = {fmt: _draw(spec, by_name, game, doc["mode"], fmt) for fmt in CHART_FORMATS}
+            if all(drawn.values()):
+                out[spec["name"]] = {"title": spec["title"],
+                                     **{fmt: base64.b64encode(b).decode() for fmt, b in drawn.items()}}
+    return out
+
+
+def chart(doc: dict[str, Any], name: str, fmt: str) -> bytes | None:
+    """One stored chart's bytes (None: the report has no such chart, or was stored before charts were kept)."""
+    drawn = doc.get("charts", {}).get(name)
+    return base64.b64decode(drawn[fmt]) if drawn is not None and fmt in drawn else None
+
+
+def render_html(doc: dict[str, Any]) -> str:
     """The report as one self-contained HTML page (no request leaves it: CSS inline, charts as data URIs)."""
     content = doc["content"]
     by_name = {t["name"]: t for t in content["tables"]}
+    drawn = doc.get("charts", {})
     sections = []
     for s in content["sections"]:
-        charts_ = [c for c in (_chart(spec, by_name, game, doc["mode"]) for spec in s["charts"]) if c]
+        charts_ = [{"title": drawn[spec["name"]]["title"], "name": spec["name"],
+                    "uri": "data:image/svg+xml;base64," + drawn[spec["name"]]["svg"]}
+                   for spec in s["charts"] if spec["name"] in drawn]
         sections.append({**s, "facts": [{**f, "text": _fact_text(f)} for f in s["facts"]], "charts": charts_,
                          "tables": [_view_table(by_name[name], any(c["table"] == name for c in s["charts"]))
                                     for name in s["tables"]]})

@@ -5,8 +5,14 @@ Settings (environment):
 * ``ZOMBIE_ODDS_REPORT_SCHEDULE``: a crontab line of five fields, ``minute hour day-of-month month
   day-of-week`` in UTC (default ``0 3 * * *``: nightly at 03:00), or a whole number of seconds
   (``30``: every 30 s, for trials). Day of month and day of week must both match, as in Celery.
-* ``ZOMBIE_ODDS_REPORT_MODES``: comma-separated modes (default: every mode; a mode whose tables cannot
-  be computed gets a report that says which sections are missing and why).
+* ``ZOMBIE_ODDS_REPORT_SOLVE_MODES``: comma-separated modes whose whole-turn table a report may build in
+  this process (default ``original``). That table is what the heavy sections need (one turn, the policy
+  summary, the rules against optimal play) and what bounds a worker's memory: about 1 GB for the base
+  game, about 3 GB for Big Summer Action Movie or Santa Claus (README, "Reports"). A report of any other
+  mode is still made, cheaply: its bust odds, the two-player table if one is stored, and each heavy
+  section listed as missing with the reason (this setting).
+* ``ZOMBIE_ODDS_REPORT_MODES``: comma-separated modes the beat reports on (default: the modes of
+  ``ZOMBIE_ODDS_REPORT_SOLVE_MODES``, whose reports are whole; ``POST /v1/reports`` takes every mode).
 * ``ZOMBIE_ODDS_REPORT_VARIANTS``: comma-separated recycle variants (default ``before-draw``).
 * ``ZOMBIE_ODDS_REPORT_RULES``: the fixed rules played against the optimal player, separated by spaces
   (``stop-at:3 stop-at:6,2 ahead-by:1``; default analysis.report.DEFAULT_RULES; empty for none).
@@ -31,9 +37,10 @@ from analysis.position import RECYCLE_VARIANTS
 from analysis.report import DEFAULT_RULES
 
 __all__ = ["Schedule", "parse_schedule", "current", "report_modes", "report_variants", "report_rules",
-           "beat_schedule", "DEFAULT_SCHEDULE", "PERIOD_FORMAT"]
+           "solve_modes", "beat_schedule", "DEFAULT_SCHEDULE", "DEFAULT_SOLVE_MODES", "PERIOD_FORMAT"]
 
 DEFAULT_SCHEDULE = "0 3 * * *"
+DEFAULT_SOLVE_MODES = "original"  # about 1 GB per worker process; the expansions take about 3 GB each
 PERIOD_FORMAT = "%Y%m%d-%H%M%S"  # a period's label: sortable, and safe in a store key and a URL
 _LOOKBACK = timedelta(days=5 * 366)  # a crontab that matches nothing in five years is refused
 
@@ -114,8 +121,13 @@ def _listed(name: str, known, default: str) -> tuple[str, ...]:
     return items
 
 
+def solve_modes() -> tuple[str, ...]:
+    """The modes whose whole-turn table this process may build for a report (bounded memory)."""
+    return _listed("ZOMBIE_ODDS_REPORT_SOLVE_MODES", tuple(MODES), DEFAULT_SOLVE_MODES)
+
+
 def report_modes() -> tuple[str, ...]:
-    return _listed("ZOMBIE_ODDS_REPORT_MODES", tuple(MODES), ",".join(MODES))
+    return _listed("ZOMBIE_ODDS_REPORT_MODES", tuple(MODES), ",".join(solve_modes()))
 
 
 def report_variants() -> tuple[str, ...]:

@@ -32,20 +32,30 @@ from typing import Any
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
-from analysis import MODES
 from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
 from .celery_app import app
 from .store import ENGINE_VERSION, CorruptEntry, Key, try_lock
-from .tasks import BrokerUnavailable, job_status, start_table_job, store, table_key
+from .tasks import (
+    NO_TABLE,
+    TABLE_MODES,
+    BrokerUnavailable,
+    job_status,
+    no_table_reason,
+    start_table_job,
+    store,
+    table_key,
+)
 
-__all__ = ["TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS"]
+__all__ = ["NotHere", "embedded_modes",
+           "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
+           "TABLE_MODES", "NO_TABLE", "no_table_reason"]
 
 # What calling the job queue (Redis) may raise when it is down or unreachable.
 QUEUE_ERRORS = (BrokerUnavailable, OperationalError, RedisError, ConnectionError, TimeoutError)
 log = logging.getLogger(__name__)
-TWO_PLAYERS = 2  # the only player count computed as a table (analysis.game.many is a policy, not a table)
+TWO_PLAYERS = 2  # the only player count computed as a job (3 to 8: derived from it, api/tables.py)
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ class TableJob:
     sha256: str | None = None
     p_first_player_wins: float | None = None
     error: str | None = None
+    detail: str | None = None  # why a job in progress does not move (the job queue is unreachable)
 
     @property
     def active(self) -> bool:
@@ -79,7 +90,7 @@ def key_for_job(job: str) -> Key | None:
 
 
 def _jobs() -> dict[str, Key]:
-    keys = (table_key(m, v, TWO_PLAYERS) for m in MODES for v in RECYCLE_VARIANTS)
+    keys = (table_key(m, v, TWO_PLAYERS) for m in TABLE_MODES for v in RECYCLE_VARIANTS)
     return {job_id(k): k for k in keys if k.engine == ENGINE_VERSION}
 
 
@@ -125,8 +136,8 @@ def _succeeded(key: Key) -> TableJob | None:
     return TableJob(job_id(key), key, "succeeded", total, total, digest, data["p_first_player_wins"])
 
 
-def _in_progress(key: Key, done: int, total: int) -> TableJob:
-    return TableJob(job_id(key), key, "queued" if done == 0 else "running", done, total)
+def _in_progress(key: Key, done: int, total: int, detail: str | None = None) -> TableJob:
+    return TableJob(job_id(key), key, "queued" if done == 0 else "running", done, total, detail=detail)
 
 
 def _failed(key: Key, error: str, done: int = 0) -> TableJob:
@@ -188,16 +199,43 @@ def status(key: Key) -> TableJob | None:
     if _embedded() and not _runs_here(key):
         return _failed(key, "interrupted: the process computing it stopped; submit the job again",
                        meta.get("done", 0))
-    return _in_progress(key, meta.get("done", 0), meta.get("total", _total(key)))
+    return _in_progress(key, meta.get("done", 0), meta.get("total", _total(key)), meta.get("detail"))
 
 
 # -- submitting -------------------------------------------------------------------------------------
-def submit(mode: str, variant: str = "before-draw", players: int = TWO_PLAYERS) -> TableJob:
-    """Start computing a table unless it is stored or its job runs; its job either way."""
+class NotHere(RuntimeError):
+    """This server computes the table only on Celery workers: embedded, it would take gigabytes of the
+    server's own memory (`embedded_modes`)."""
+
+
+def embedded_modes() -> tuple[str, ...]:
+    """The modes a server without `REDIS_URL` computes in a thread of its own process:
+    `ZOMBIE_ODDS_EMBEDDED_TABLES` (comma-separated), by default the base game only. A Double Feature
+    table needs 2 to 3.4 GiB while it is computed (tasks.py), which every server process asked for
+    it would hold at once; workers, or ``zombie-odds tables build`` sharing the store, compute it."""
+    names = os.environ.get("ZOMBIE_ODDS_EMBEDDED_TABLES", "original")
+    return tuple(m.strip() for m in names.split(",") if m.strip())
+
+
+def submit(mode: str, variant: str = "before-draw", players: int = TWO_PLAYERS, server: bool = False) -> TableJob:
+    """Start computing a table unless it is stored or its job runs; its job either way. A `server`
+    without Redis refuses (`NotHere`) a mode outside `embedded_modes` that is not stored already."""
     if players != TWO_PLAYERS:
         raise ValueError("only two-player tables are computed")
+    reason = no_table_reason(mode)
+    if reason is not None:
+        raise ValueError(reason)
     key = table_key(mode, variant, players)
-    return _submit_here(key) if _embedded() else _submit_to_workers(key)
+    if not _embedded():
+        return _submit_to_workers(key)
+    if server and mode not in embedded_modes():
+        job = status(key)
+        if job is not None and job.state != "failed":
+            return job
+        raise NotHere(f"this server computes the {mode} table only on Celery workers (REDIS_URL), or with "
+                      f"`zombie-odds tables build --mode {mode}` on its store: it takes gigabytes of memory "
+                      "(ZOMBIE_ODDS_EMBEDDED_TABLES lists the modes computed in the server's own process)")
+    return _submit_here(key)
 
 
 def _submit_to_workers(key: Key) -> TableJob:

@@ -12,13 +12,23 @@
 """
 
 from .duel import CAP, GOAL
-from .many import ModelCheck, ReducedPolicy, check_reduced_model, estimate_reduced, play_many
+from .many import (
+                   Calibration,
+                   ModelCheck,
+                   ReducedPolicy,
+                   check_reduced_model,
+                   estimate_reduced,
+                   play_many,
+                   reduced_table,
+                   reduced_win_probability,
+)
 from .play import PolicyTable, play_duel, policy_table
 from .rules import Rule, parse_rule, rule_game, rule_win_probability
 from .solution import GameDecision, GameSolution, WorkUnit, assemble, game_layers, merge, solve_game, solve_layer
 
 __all__ = [
     "CAP",
+    "Calibration",
     "GOAL",
     "GameDecision",
     "GameSolution",
@@ -36,6 +46,8 @@ __all__ = [
     "play_duel",
     "play_many",
     "policy_table",
+    "reduced_table",
+    "reduced_win_probability",
     "rule_game",
     "rule_win_probability",
     "solve_game",

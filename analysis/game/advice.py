@@ -7,6 +7,15 @@ uses it) and the turn total is the position's score (brains noted plus the brain
 what `GameSolution.decision` takes. `check_scores` refuses a game situation that cannot be the start
 of a turn, naming each field at fault (`scores`, `seat`, `final_round`).
 
+Three to eight players are answered by the reduced model of many.py ("duel the leader", as
+`ReducedPolicy` plays): the mover at ``m`` against the best score ``L`` of the others, as seat 2 of
+the duel if it closes the round (its seat is the last) or in the final round (it must beat ``L``),
+as seat 1 otherwise, or opening a tie-break round when ``m = L`` at the goal or more. The decision and
+the values of rolling and stopping are then that duel's (the probability of beating the leader, not
+of winning the N-player game); the probability of winning from the start of the turn in the normal
+game is `many.reduced_win_probability` (in the final round, the duel's value: the model ignores
+the players still to come).
+
 A turn total above the level from which every dice state stops for sure (`duel.certain_tops`) is
 answered without a sweep: rolling once and then stopping is worth, as the sweep computes it (a roll
 that leaves the dice as they were is rolled again, see kernel.py),
@@ -22,6 +31,7 @@ from ..position import FieldError, Position, PositionError
 from ..table import table_for
 from .duel import GOAL, certain_tops, phase, stop_values
 from .kernel import kernel_for
+from .many import reduced_win_probability
 from .solution import GameDecision, GameSolution
 
 __all__ = ["GameScores", "WinAdvice", "check_scores", "win_advice"]
@@ -30,12 +40,18 @@ __all__ = ["GameScores", "WinAdvice", "check_scores", "win_advice"]
 @dataclass(frozen=True)
 class GameScores:
     """The game before this turn: the mover's score, the other player's, the mover's seat (1 moves
-    first in a round). ``phase`` is duel.phase's: ``normal``, ``beat`` or ``tiebreak``."""
+    first in a round). ``phase`` is duel.phase's: ``normal``, ``beat`` or ``tiebreak``.
+
+    With 3 to 8 `players`, ``other`` and ``seat`` are those of the reduced model's duel (``other``
+    the best score of the others); `scores` and `player_seat` are the game's as given."""
 
     mover: int
     other: int
     seat: int
     phase: str
+    players: int = 2
+    scores: tuple[int, ...] = ()
+    player_seat: int = 0
 
     @property
     def final_round(self) -> bool:
@@ -60,28 +76,48 @@ def check_scores(scores: list[int], seat: int | None, final_round: bool | None =
                  goal: int = GOAL) -> GameScores:
     """The game situation named by the request's fields, or a PositionError naming each fault."""
     errors = []
-    if len(scores) != 2:
-        errors.append(FieldError("scores", f"{len(scores)} players: the probability of winning is computed for "
-                                           "two players only (the mover's score, then the other's)"))
+    n = len(scores)
+    if not 2 <= n <= 8:
+        errors.append(FieldError("scores", f"{n} players: the game has 2 to 8 players (the mover's score first, "
+                                           "then the others')"))
     if seat is None:
         errors.append(FieldError("seat", "required with scores: 1 if the player to move plays first in a round, "
-                                         "2 if it plays second"))
-    elif seat not in (1, 2):
-        errors.append(FieldError("seat", f"seat {seat}: two players sit in seats 1 and 2"))
+                                         "2 if it plays second (up to the number of players)"))
+    elif 2 <= n <= 8 and not 1 <= seat <= n:
+        errors.append(FieldError("seat", f"seat {seat}: {n} players sit in seats 1 to {n}"))
     if errors:
         raise PositionError(errors)
-    mover, other = scores
+    if n == 2:
+        mover, other = scores
+        duel_seat = seat
+    else:
+        mover, other = scores[0], max(scores[1:])
+        duel_seat = _duel_seat(goal, seat == n, mover, other)
     try:
-        kind = phase(goal, seat, mover, other)
+        kind = phase(goal, duel_seat, mover, other)
     except ValueError:
-        raise PositionError([FieldError("scores", _over(goal, seat, mover, other))]) from None
-    game = GameScores(mover, other, seat, kind)
+        why = _over(goal, seat, mover, other) if n == 2 else _over_many(goal, mover, other)
+        raise PositionError([FieldError("scores", why)]) from None
+    game = GameScores(mover, other, duel_seat, kind, n, tuple(scores), seat)
     if final_round is not None and final_round != game.final_round:
         reason = (f"true, but nobody has {goal} brains: the final round starts when a player ends a turn with "
                   f"{goal} or more" if final_round else
                   f"false, but a player has {goal} brains or more: the final round is on")
         raise PositionError([FieldError("final_round", reason)])
     return game
+
+
+def _duel_seat(goal: int, last: bool, mover: int, leader: int) -> int:
+    """The reduced model's seat for the mover (module docstring): 1 opening a tie-break round or when
+    someone plays after it in the normal game, 2 when it closes the round or must beat the leader."""
+    if max(mover, leader) < goal:
+        return 2 if last else 1
+    return 1 if mover == leader else 2
+
+
+def _over_many(goal: int, mover: int, leader: int) -> str:
+    return (f"the player to move has {mover}, at {goal} or more and ahead of every other player ({leader}): its "
+            "turn does not come again (the round it reached the goal in ends the game)")
 
 
 def _over(goal: int, seat: int, mover: int, other: int) -> str:
@@ -109,8 +145,11 @@ def win_advice(solution: GameSolution, position: Position, scores: GameScores) -
     top = int(certain_tops(kernel_for(solution.mode, solution.recycle), solution.values, *game).max())
     d = solution.decision(*game, i, total) if total <= top else _roll_once(solution, game, i, total)
     cost = None if position.turn_start else abs(d.p_win_roll - d.p_win_stop)
-    return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost,
-                     solution.win_probability(scores.seat, scores.mover, scores.other))
+    if scores.players > 2 and scores.phase == "normal":
+        start = reduced_win_probability(solution, scores.players, scores.mover, scores.other, scores.seat == 2)
+    else:
+        start = solution.win_probability(scores.seat, scores.mover, scores.other)
+    return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost, start)
 
 
 def _roll_once(solution: GameSolution, game: tuple[int, int, int], i: int, total: int) -> GameDecision:

@@ -27,19 +27,33 @@ error of the estimate over the seats is 0.013 (3 players), 0.018 (4), 0.023 (5),
 0.325, 0.371; 8 players: 0.099 for the first seat to 0.150 for the last), which the estimate only
 grants the last seat. The estimate is rough; the policy and the simulated frequencies are the
 useful part.
+
+**The N-player table** (`reduced_win_probability`, `reduced_table`, served by api/tables.py): at the
+start of the mover's turn in the normal game, with ``d`` its duel value against the leader (seat 2 if
+it closes the round, seat 1 otherwise), ``p = d / (d + (N - 1) (1 - d))``: the same normalisation,
+each other player given the leader's side of the duel. Checked against the same simulations at every
+turn start (`check_reduced_model`: mean bias and calibration by bins of the estimate; `MEASURED`,
+from bench/bench_many.py, 4,000 games per N): it underrates the mover, most of all behind the
+leader, since the other players are weaker than the leader: bias -0.077 (3 players), -0.100 (4),
+-0.101 (5), -0.098 (6), -0.092 (7), -0.086 (8); the largest calibration error over bins of 100 turns
+or more 0.099, 0.159, 0.249, 0.288, 0.339, 0.313 (in the [0.4, 0.5) bin of 5 players the mover wins
+69% of the time, estimated 44%); draw-then-recycle within 0.03 of these. A rough guide, reported
+with its error, not an exact value.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..simulate import roll_once
 from .play import dice_state_index, fresh_turn, policy_table
 from .solution import GameSolution
 
-__all__ = ["ReducedPolicy", "play_many", "estimate_reduced", "check_reduced_model", "ModelCheck"]
+__all__ = ["ReducedPolicy", "play_many", "estimate_reduced", "reduced_win_probability", "reduced_table",
+           "check_reduced_model", "ModelCheck", "Calibration", "MeasuredError", "MEASURED"]
 
 
 class ReducedPolicy:
@@ -67,8 +81,13 @@ class ReducedPolicy:
         return self.table(2, goal, goal + best, state, total)
 
 
+# on_turn(scores before the turn, the mover's seat, the seats playing this round, final round on?)
+TurnHook = Callable[[list[int], int, list[int], bool], None]
+
+
 def play_many(n: int, policy: ReducedPolicy, rng: random.Random, mode: str = "original",
-              recycle: str = "before-draw", goal: int = 13, max_rounds: int = 10_000) -> int:
+              recycle: str = "before-draw", goal: int = 13, max_rounds: int = 10_000,
+              on_turn: TurnHook | None = None) -> int:
     """One game of `n` players (seats 0..n-1) with physical dice; returns the winner's seat.
 
     RULES.md section 1: when a player ends a turn at the goal or more, the round is completed; the
@@ -81,6 +100,8 @@ def play_many(n: int, policy: ReducedPolicy, rng: random.Random, mode: str = "or
     for _ in range(max_rounds):
         best: int | None = None  # a tie-break round's best turn total so far
         for p in players:
+            if on_turn is not None:
+                on_turn(scores, p, players, final)
             turn = fresh_turn(mode, recycle)
             roll_once(turn, rng)
             while not turn.bust:
@@ -105,9 +126,47 @@ def play_many(n: int, policy: ReducedPolicy, rng: random.Random, mode: str = "or
 
 
 def estimate_reduced(solution: GameSolution, n: int) -> list[float]:
-    """The model's estimate of each seat's probability to win (see the module docstring)."""
+    """The model's estimate of each seat's probability to win at the start (see the module docstring)."""
     w = [solution.p_first_player_wins] * (n - 1) + [1 - solution.p_first_player_wins]
     return [x / sum(w) for x in w]
+
+
+def reduced_win_probability(solution: GameSolution, n: int, mover: int, leader: int, last: bool) -> float:
+    """The reduced model's P(the mover wins), `n` players, at the start of its turn in the normal game.
+
+    ``d`` is the duel value of the mover against the leader: ``W2[m, L]`` if the mover closes the
+    round (`last`), ``W1[m, L]`` otherwise; each of the ``n - 1`` others is given the leader's side
+    of that duel, ``1 - d``, and the values are normalised as in `estimate_reduced`:
+    ``p = d / (d + (n - 1) (1 - d))`` (exact for two players: ``p = d``).
+    """
+    if not 2 <= n <= 8:
+        raise ValueError("2 to 8 players")
+    d = solution.win_probability(2 if last else 1, mover, leader)
+    return d / (d + (n - 1) * (1 - d))
+
+
+def reduced_table(solution: GameSolution, n: int) -> dict[str, list[list[float]]]:
+    """`reduced_win_probability` for every pair of scores below the goal: ``[m][L]`` per `last`
+    (``followed``: someone plays after the mover this round; ``last``: the mover closes it)."""
+    g = solution.goal
+    return {name: [[reduced_win_probability(solution, n, m, leader, last) for leader in range(g)] for m in range(g)]
+            for name, last in (("followed", False), ("last", True))}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Turn starts whose estimate fell in ``[lo, hi)``: how many, their mean estimate, and how often the
+    mover went on to win."""
+
+    lo: float
+    hi: float
+    turns: int
+    estimate: float
+    frequency: float
+
+    @property
+    def standard_error(self) -> float:
+        return math.sqrt(max(self.frequency * (1 - self.frequency), 1e-12) / self.turns)
 
 
 @dataclass(frozen=True)
@@ -117,22 +176,114 @@ class ModelCheck:
     simulated: tuple[float, ...]  # frequency of wins per seat
     estimate: tuple[float, ...]
     standard_error: tuple[float, ...]
+    turns: int = 0  # turn starts of the normal game seen (every player's, every game)
+    bias: float = 0.0  # mean of (table estimate - 1 if that mover won else 0) over those turns
+    calibration: tuple[Calibration, ...] = ()
 
     @property
     def errors(self) -> tuple[float, ...]:
         """Estimate minus simulated frequency, per seat."""
         return tuple(e - s for e, s in zip(self.estimate, self.simulated))
 
+    def table_error(self, least: int = 100) -> float:
+        """The largest |mean estimate - frequency| over calibration bins of at least `least` turns."""
+        return max((abs(c.estimate - c.frequency) for c in self.calibration if c.turns >= least), default=0.0)
 
-def check_reduced_model(solution: GameSolution, n: int, games: int, seed: int = 0) -> ModelCheck:
-    """Play `games` games of `n` players, all following the reduced model; compare with its estimate."""
+
+def check_reduced_model(solution: GameSolution, n: int, games: int, seed: int = 0, bins: int = 10) -> ModelCheck:
+    """Play `games` games of `n` players, all following the reduced model; compare with its estimates.
+
+    Per seat: the frequency of wins against `estimate_reduced`. Per turn start of the normal game
+    (everyone below the goal): `reduced_win_probability` against whether that mover won the game,
+    as a mean `bias` and in `bins` equal bins of the estimate (a calibration: within a bin the
+    frequency of wins should be the mean estimate). Turns of one game are not independent, so a
+    bin's standard error is a rough guide only.
+    """
     if not 2 <= n <= 8:
         raise ValueError("2 to 8 players")
     policy = ReducedPolicy(solution)
     rng = random.Random(seed)
     wins = [0] * n
+    estimates: list[float] = []
+    outcomes: list[bool] = []
+    cells: dict[tuple[int, int, bool], float] = {}
+
+    seen: list[tuple[float, int]] = []  # this game's turn starts: (estimate, mover)
+
+    def on_turn(scores: list[int], p: int, players: list[int], final: bool) -> None:
+        if final:
+            return
+        cell = (scores[p], max(scores[q] for q in players if q != p), players[-1] == p)
+        if cell not in cells:
+            cells[cell] = reduced_win_probability(solution, n, *cell)
+        seen.append((cells[cell], p))
+
     for _ in range(games):
-        wins[play_many(n, policy, rng, solution.mode, solution.recycle, solution.goal)] += 1
+        seen.clear()
+        winner = play_many(n, policy, rng, solution.mode, solution.recycle, solution.goal, on_turn=on_turn)
+        wins[winner] += 1
+        estimates += [e for e, _ in seen]
+        outcomes += [p == winner for _, p in seen]
     freq = tuple(w / games for w in wins)
+    calibration = []
+    for k in range(bins):
+        lo, hi = k / bins, (k + 1) / bins
+        picked = [(e, o) for e, o in zip(estimates, outcomes) if lo <= e < hi or (k == bins - 1 and e == 1.0)]
+        if picked:
+            calibration.append(Calibration(lo, hi, len(picked), sum(e for e, _ in picked) / len(picked),
+                                           sum(o for _, o in picked) / len(picked)))
+    bias = sum(e - o for e, o in zip(estimates, outcomes)) / max(len(estimates), 1)
     return ModelCheck(n, games, freq, tuple(estimate_reduced(solution, n)),
-                      tuple(math.sqrt(f * (1 - f) / games) for f in freq))
+                      tuple(math.sqrt(f * (1 - f) / games) for f in freq), len(estimates), bias, tuple(calibration))
+
+
+@dataclass(frozen=True)
+class MeasuredError:
+    """The reduced model against simulation, as `check_reduced_model` measured it (bench/bench_many.py):
+    `start_error` is the largest per-seat error of `estimate_reduced` (`standard_error` the largest
+    standard error of a seat's frequency), `bias` and `calibration_error` those of the table
+    (`reduced_win_probability` at every turn start of the normal game, `turns` of them)."""
+
+    games: int
+    seed: int
+    turns: int
+    start_error: float
+    standard_error: float
+    bias: float
+    calibration_error: float
+
+    @classmethod
+    def of(cls, check: ModelCheck, seed: int) -> MeasuredError:
+        return cls(check.games, seed, check.turns, max(abs(e) for e in check.errors), max(check.standard_error),
+                   check.bias, check.table_error())
+
+
+# (mode, variant, players) -> the measurement, by `PYTHONPATH=. .venv/bin/python bench/bench_many.py --recycle R`
+# (4,000 games per player count, seed = players). Only these are served as tables (api/tables.py): a
+# mode whose model was never checked against simulation has no N-player table.
+MEASURED: dict[tuple[str, str, int], MeasuredError] = {  # games, seed, turns, start, se, bias, calibration
+    ("original", "before-draw", 3): MeasuredError(4000, 3, 48851, 0.020309018604271867, 0.0076484924985254455,
+                                    -0.07721677849761857, 0.09897910439854304),
+    ("original", "before-draw", 4): MeasuredError(4000, 4, 58068, 0.022623323287902314, 0.007116616778708827,
+                                    -0.1001094702931206, 0.1592953381630779),
+    ("original", "before-draw", 5): MeasuredError(4000, 5, 67881, 0.02386814343254412, 0.006699062434400802,
+                                    -0.10149812109064581, 0.24904289105977667),
+    ("original", "before-draw", 6): MeasuredError(4000, 6, 75771, 0.02731192446297076, 0.006282669615696818,
+                                    -0.09781504300418681, 0.2877321453225881),
+    ("original", "before-draw", 7): MeasuredError(4000, 7, 83387, 0.02116923396311643, 0.005811174580065548,
+                                    -0.09194504590343254, 0.3388106862641049),
+    ("original", "before-draw", 8): MeasuredError(4000, 8, 92424, 0.019323221829617807, 0.005606776034406938,
+                                    -0.08591282318481473, 0.31323280227502115),
+    ("original", "draw-then-recycle", 3): MeasuredError(4000, 3, 48874, 0.013913558060763831, 0.007610969673766938,
+                                          -0.07790135186383053, 0.1016394385397531),
+    ("original", "draw-then-recycle", 4): MeasuredError(4000, 4, 58294, 0.021142479579543683, 0.0071070211762735026,
+                                          -0.09968053525685545, 0.15524133204371038),
+    ("original", "draw-then-recycle", 5): MeasuredError(4000, 5, 67797, 0.021878406404047368, 0.00668912830643874,
+                                          -0.10186412528969747, 0.24713902726243292),
+    ("original", "draw-then-recycle", 6): MeasuredError(4000, 6, 76197, 0.02481912184899629, 0.006261438283254097,
+                                          -0.09776658553149867, 0.287423163623619),
+    ("original", "draw-then-recycle", 7): MeasuredError(4000, 7, 83329, 0.023336091285858243, 0.0058437881014800665,
+                                          -0.09204068665906916, 0.3128909882059334),
+    ("original", "draw-then-recycle", 8): MeasuredError(4000, 8, 92296, 0.02706912302574309, 0.005641917615048983,
+                                          -0.08534135219116401, 0.3048563179643486),
+}

@@ -1,0 +1,132 @@
+"""Benchmark of a table job on real Celery workers over Redis: two workers against one, and one process.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_celery.py [--mode original] [--recycle before-draw]
+        [--redis redis://127.0.0.1:6379/13] [--runs 2]
+
+For 1 and then 2 worker processes (``celery -A workers worker --pool solo``: one task at a time per
+process, so two workers are two cores at most), each on its own temporary store: a first job warms
+the workers up (each builds the mode's transition table once, as a long-running worker does), then
+``--runs`` more jobs of the same table (its stored table and job record removed first) are timed
+from `start_table_job` to SUCCESS (`job_status` polled every 20 ms). The job graph is the one the API
+starts (workers/tasks.py: the units of a layer are a chord's header, `split` units per layer).
+Beside the wall time it reports the CPU time the workers spent (user + system, from /proc, before
+and after), and the in-process solve (`solve_game`) for comparison, wall and CPU. The machine is
+shared: CPU time says how much work was done, wall time how long a user waited.
+
+Uses the Redis database given (flushed before and after): never the tests' database 15.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+from analysis.game import solve_game
+from analysis.game.kernel import kernel_for
+from workers import app
+from workers.celery_app import configure
+from workers.store import JobKey, Store
+from workers.tasks import job_status, start_table_job, table_key
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of one process (and its waited-for children), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / TICK
+
+
+def _start_workers(n: int, url: str, store: Path) -> list[subprocess.Popen]:
+    env = {**os.environ, "REDIS_URL": url, "ZOMBIE_ODDS_STORE": str(store), "PYTHONPATH": os.getcwd()}
+    return [subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers", "worker", "--pool", "solo",
+                              "--hostname", f"bench{k}@%h", "--loglevel", "WARNING", "--without-gossip",
+                              "--without-mingle", "--without-heartbeat"], env=env) for k in range(n)]
+
+
+def _job(mode: str, recycle: str, store: Path, split: int) -> float:
+    """Run one job to SUCCESS; its wall time. The table and old job records are removed first."""
+    key = table_key(mode, recycle, 2)
+    s = Store(store)
+    for path in [s.root / f"{key.name}.json", *(s.root / f"{JobKey(j.id).name}.json" for j in s.jobs())]:
+        path.unlink(missing_ok=True)
+    start = time.perf_counter()
+    job = start_table_job(mode, recycle, 2, split=split)
+    while (state := job_status(job))[0] not in ("SUCCESS", "FAILURE"):
+        time.sleep(0.02)
+    elapsed = time.perf_counter() - start
+    if state[0] != "SUCCESS":
+        raise RuntimeError(f"the job failed: {state[1]}")
+    return elapsed
+
+
+def _measure(workers: int, mode: str, recycle: str, url: str, runs: int) -> tuple[list[float], list[float]]:
+    """(wall times, worker CPU times) of `runs` warm jobs on `workers` worker processes."""
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    store = Path(tempfile.mkdtemp(prefix="bench-celery-"))
+    os.environ["ZOMBIE_ODDS_STORE"] = str(store)
+    procs = _start_workers(workers, url, store)
+    configure(app, url)
+    try:
+        time.sleep(3)
+        _job(mode, recycle, store, workers)  # warm-up: every worker builds its table
+        walls, cpus = [], []
+        for _ in range(runs):
+            before = sum(_cpu(p.pid) for p in procs)
+            walls.append(_job(mode, recycle, store, workers))
+            cpus.append(sum(_cpu(p.pid) for p in procs) - before)
+        return walls, cpus
+    finally:
+        configure(app, "")
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=60)
+        client.flushdb()
+        client.close()
+        shutil.rmtree(store, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", default="original")
+    parser.add_argument("--recycle", default="before-draw")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args(argv)
+    if args.redis.rstrip("/").endswith("/15"):
+        parser.error("database 15 belongs to the tests")
+
+    kernel_for(args.mode, args.recycle)
+    walls, cpus = [], []
+    for _ in range(args.runs):
+        solve_game.cache_clear()
+        wall, cpu = time.perf_counter(), time.process_time()
+        solve_game(args.mode, args.recycle)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    print(f"mode {args.mode}, recycle {args.recycle} (wall: best of {args.runs}; CPU: of that run)")
+    best = min(range(args.runs), key=walls.__getitem__)
+    print(f"  one process, solve_game       {walls[best]:7.2f} s wall {cpus[best]:7.2f} s CPU")
+    results = {}
+    for n in (1, 2):
+        w, c = _measure(n, args.mode, args.recycle, args.redis, args.runs)
+        k = min(range(len(w)), key=w.__getitem__)
+        results[n] = w[k]
+        print(f"  {n} Celery worker{'s' if n > 1 else ' '} (split {n})     {w[k]:7.2f} s wall {c[k]:7.2f} s CPU "
+              f"(workers)   runs: {', '.join(f'{x:.2f}' for x in w)}")
+    print(f"  two workers against one: {results[1] / results[2]:.2f}x; against one process: "
+          f"{walls[best] / results[2]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
