@@ -60,22 +60,23 @@ class ExactTurn:
         self._rest: dict[tuple[int, int], mpq] = {}
         self._distributions: OrderedDict[tuple[int, int], dict[int, Fraction]] = OrderedDict()
         self._choice = self._choices()
+        self._rank, self._offsets = solution.rank.tolist(), solution.offsets.tolist()
 
     def _choices(self) -> np.ndarray:
-        """Per (score, state) up to ``top``: 1 roll, 0 stop (float-certain), 2 near-tie."""
+        """Per (score, state) the solution holds (`Solution.slot`, up to each state's bound): 1 roll, 0 stop
+        (float-certain), 2 near-tie. A state not held at a score stops there (its bound proves it)."""
         sol, obj = self.solution, self.solution.objective
-        scores = np.arange(sol.top + 1)
-        if obj.kind == "rule":
-            forced = (scores[:, None] >= obj.target) | (sol.table.shotguns[None, :] >= obj.shotguns)
-            grid = np.where(forced, 0, 1).astype(np.int8)
-        else:
-            stop = np.array([float(obj.stop_value(s)) for s in scores])[:, None]
-            margin = MARGIN * np.maximum(1.0, np.abs(stop))
-            grid = np.full(sol.roll.shape, 2, dtype=np.int8)
-            grid[sol.roll > stop + margin] = 1
-            grid[sol.roll < stop - margin] = 0
-        if sol.table.compulsory:
-            grid[:, sol.table.start] = 1  # the first roll is compulsory
+        grid = np.empty(len(sol.rolls), dtype=np.int8)
+        for score in range(sol.top + 1):
+            lo, hi = int(sol.offsets[score]), int(sol.offsets[score + 1])
+            if obj.kind == "rule":
+                forced = (score >= obj.target) | (sol.table.shotguns[sol.order[:hi - lo]] >= obj.shotguns)
+                grid[lo:hi] = np.where(forced, 0, 1)
+            else:
+                stop = float(obj.stop_value(score))
+                margin = MARGIN * max(1.0, abs(stop))
+                roll = sol.rolls[lo:hi]
+                grid[lo:hi] = np.where(roll > stop + margin, 1, np.where(roll < stop - margin, 0, 2))
         return grid
 
     # -- values -------------------------------------------------------------------------------
@@ -88,7 +89,10 @@ class ExactTurn:
         """'roll' or 'stop' where the float solution is certain; None for a near-tie."""
         if score > self.solution.top:
             return "stop"
-        return _CHOICE[self._choice[score, i]]
+        if i == self.solution.table.start and self.solution.table.compulsory:
+            return "roll"  # the first roll is compulsory
+        k, lo = self._rank[i], self._offsets[score]  # Solution.slot, on lists: this runs for every state visited
+        return _CHOICE[self._choice[lo + k]] if k < self._offsets[score + 1] - lo else "stop"
 
     def _rest_of(self, i: int, score: int) -> mpq:
         """Sum over the non-loop, non-bust results of a roll of p * V(next), exactly (memoised)."""

@@ -72,8 +72,8 @@ import scipy.sparse as sp
 from .position import BusState, DiceState
 from .table import CHANCE, BusTable, Table, bus_table_for, table_for
 
-__all__ = ["Objective", "Solution", "solve", "sweep", "parse_objective", "MAX_REACH", "CAP_MARGIN", "stop_bound",
-           "BusSolution", "bus_solve", "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
+__all__ = ["Objective", "Solution", "solve", "sweep", "sweep_levels", "parse_objective", "MAX_REACH", "CAP_MARGIN",
+           "stop_bound", "BusSolution", "bus_solve", "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
 
 MAX_REACH = 40
 CAP_MARGIN = 60  # brains above floor(max C) that a capped (q = 0) table still solves exactly
@@ -128,29 +128,126 @@ def parse_objective(text: str) -> Objective:
 class Solution:
     """Float values of a solved objective over every (dice state, score) of a mode.
 
-    ``roll[T, i]`` and ``value[T, i]`` for ``T <= top``; above ``top`` every state stops and is worth
-    ``objective.stop_value(T)``.
+    Held ragged, by level: `order` lists the states by their stop bound (`state_bounds`, highest first; every
+    state when the objective has none), and level ``T <= top`` holds the first ``offsets[T + 1] - offsets[T]``
+    of them, their roll and value at ``rolls[offsets[T]:offsets[T + 1]]`` and ``values[...]``. A state not
+    held at level ``T`` (above its bound), like every state above ``top``, stops: its value is
+    ``objective.stop_value(T)`` and its roll ``(1 - q) T + m`` (every result stops; reach: ``1 - q``). A mode's
+    levels then cost what its states' bounds add up to, not ``(top + 1) x states``: Direct-to-Video Sequel
+    holds 57 million of its 2,905 x 303,836 (most states stop above a few dozen brains; its 12,607 states
+    that cannot bust are held up to the cap).
+
+    ``roll[T, i]`` and ``value[T, i]`` read it as the dense arrays it stands for (``T <= top``, and
+    ``T <= top + max_delta`` for ``value``); any other indexing, or numpy, materialises them (small modes).
     """
 
     table: Table
     objective: Objective
     top: int
-    roll: np.ndarray
-    value: np.ndarray
+    order: np.ndarray  # states, highest bound first
+    offsets: np.ndarray  # level T is held at [offsets[T], offsets[T + 1])
+    rolls: np.ndarray
+    values: np.ndarray
+    rank: np.ndarray  # per state, its place in `order` (held at level T iff below the level's length)
     capped: bool = False  # some state cannot bust (q = 0): every state is made to stop above `top`
+
+    def slot(self, i: int, score: int) -> int:
+        """Where (state `i`, `score`) is held in `rolls` / `values`, or -1 (it stops there)."""
+        if not 0 <= score <= self.top:
+            return -1
+        k = int(self.rank[i])
+        lo = int(self.offsets[score])
+        return lo + k if k < int(self.offsets[score + 1]) - lo else -1
+
+    def roll_at(self, i: int, score: int) -> float:
+        """The float value of rolling at (state `i`, `score`): held, or ``(1 - q) T + m`` where it stops."""
+        k = self.slot(i, score)
+        return float(self.rolls[k]) if k >= 0 else float(self._roll_above(i, score))
+
+    def value_at(self, i: int, score: int) -> float:
+        """The float value of (state `i`, `score`): held, or the stop value where it stops (below 0: 0)."""
+        k = self.slot(i, score)
+        if k >= 0:
+            return float(self.values[k])
+        if i == self.table.start and self.table.compulsory and 0 <= score <= self.top:
+            return float(self._roll_above(i, score))  # the first roll of a turn is compulsory
+        return float(self.objective.stop_value(score)) if score >= 0 else 0.0
 
     def values_at(self, state: int, score: int) -> tuple[float, float]:
         """(roll, stop) float values at a dice state and score."""
-        stop = float(self.objective.stop_value(score))
-        if score <= self.top:
-            return float(self.roll[score, state]), stop
-        return float(self._roll_above(state, score)), stop
+        return self.roll_at(state, score), float(self.objective.stop_value(score))
 
-    def _roll_above(self, i: int, score: int) -> float:
+    def _roll_above(self, i: int | np.ndarray, score: int) -> float | np.ndarray:
         t = self.table
         if self.objective.kind == "reach":
             return 1.0 - t.bust_f[i]
         return (1.0 - t.bust_f[i]) * score + t.gain_f[i]
+
+    @property
+    def roll(self) -> _Levels:
+        """``roll[T, i]`` for ``T <= top`` (see the class docstring)."""
+        return _Levels(self, "roll")
+
+    @property
+    def value(self) -> _Levels:
+        """``value[T, i]`` for ``T <= top + max_delta`` (see the class docstring)."""
+        return _Levels(self, "value")
+
+
+class _Levels:
+    """A `Solution`'s roll or value as the dense ``(levels, states)`` array it stands for: ``[T, i]`` reads
+    one entry from the ragged levels; anything else (slices, comparisons, ``np.asarray``) materialises it."""
+
+    def __init__(self, solution: Solution, kind: str):
+        self.solution, self.kind = solution, kind
+        extra = solution.table.max_delta if kind == "value" else 0
+        self.shape = (solution.top + 1 + extra, len(solution.table))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key: object) -> np.float64 | np.ndarray:
+        if (isinstance(key, tuple) and len(key) == 2
+                and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key)):
+            score, i = (int(k) + n if k < 0 else int(k) for k, n in zip(key, self.shape))
+            if not (0 <= score < self.shape[0] and 0 <= i < self.shape[1]):
+                raise IndexError(f"index {key} is out of bounds for shape {self.shape}")
+            s = self.solution
+            return np.float64(s.roll_at(i, score) if self.kind == "roll" else s.value_at(i, score))
+        return self.dense()[key]
+
+    def dense(self) -> np.ndarray:
+        """The dense array (``levels x states`` floats: a whole-turn DTV one would take ~7 GB)."""
+        s, t = self.solution, self.solution.table
+        held = s.rolls if self.kind == "roll" else s.values
+        out = np.empty(self.shape)
+        for score in range(self.shape[0]):
+            if self.kind == "roll":
+                out[score] = s._roll_above(np.arange(len(t)), score)
+            else:
+                out[score] = float(s.objective.stop_value(score))
+            if score <= s.top:
+                lo, hi = int(s.offsets[score]), int(s.offsets[score + 1])
+                out[score, s.order[:hi - lo]] = held[lo:hi]
+        if self.kind == "value" and t.compulsory:
+            out[: s.top + 1, t.start] = [s.roll_at(t.start, score) for score in range(s.top + 1)]
+        return out
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        out = self.dense()
+        return out if dtype is None else out.astype(dtype)
+
+    def __gt__(self, other: object) -> np.ndarray:
+        return self.dense() > other
+
+    def __ge__(self, other: object) -> np.ndarray:
+        return self.dense() >= other
+
+    def __lt__(self, other: object) -> np.ndarray:
+        return self.dense() < other
+
+    def __le__(self, other: object) -> np.ndarray:
+        return self.dense() <= other
 
 
 def stop_bound(table: Table) -> tuple[Fraction, bool]:
@@ -223,86 +320,138 @@ def state_bounds(table: Table) -> np.ndarray:
 
 def sweep(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | None = None,
           bounds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The backward induction every solver shares, over all states at once.
+    """The backward induction every solver shares, over all states at once, as dense arrays.
 
     `stop[T]` is the value of stopping at score ``T`` for ``T`` in ``0..top + max_delta``, either a
-    vector over levels or a ``(levels, k)`` array that solves ``k`` objectives at once (the game
-    solver passes one column per opponent score). Above `top` every state stops. `forced[T, i]`
-    (optional) makes the state stop whatever the values (fixed rules). Returns ``roll`` of shape
-    ``(top + 1, n[, k])`` and ``value`` of shape ``(len(stop), n[, k])``.
+    vector over levels or a ``(levels, k)`` array that solves ``k`` objectives at once. Above `top` every
+    state stops. `forced[T, i]` (optional) makes the state stop whatever the values (fixed rules). Returns
+    ``roll`` of shape ``(top + 1, n[, k])`` and ``value`` of shape ``(len(stop), n[, k])``; `bounds` as in
+    `sweep_levels` (a state above its bound: roll ``(1 - q) T + m``, value ``T``).
+    """
+    n = len(table)
+    stop = np.asarray(stop, dtype=float)
+    order, rank, offsets, rolls, values = sweep_levels(table, stop, top, forced, bounds)
+    roll = np.empty((top + 1, n, *stop.shape[1:]))
+    value = np.empty((len(stop), n, *stop.shape[1:]))
+    value[:] = stop[:, None]
+    slope, gain = 1 - table.bust_f, table.gain_f
+    for score in range(top + 1):
+        lo, hi = int(offsets[score]), int(offsets[score + 1])
+        if hi - lo < n:  # above their bound (expected brains): every result stops, and so do they
+            roll[score] = slope * score + gain
+        roll[score, order[:hi - lo]] = rolls[lo:hi]
+        value[score, order[:hi - lo]] = values[lo:hi]
+    if table.compulsory:
+        value[: top + 1, table.start] = roll[:, table.start]
+    return roll, value
+
+
+def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | None = None,
+                 bounds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                            np.ndarray]:
+    """`sweep`, its results held ragged by level (see `Solution`): ``(order, rank, offsets, rolls, values)``.
 
     `bounds` (only with ``stop[T] = T``, expected brains; see `state_bounds`): a state stops at every level
-    above its bound, where its roll is ``(1 - q - p) T + m + p T`` (every result stops) and its rows are
-    not multiplied; a layer's rows are kept sorted by bound, so the rows still to compute are a prefix.
+    above its bound, where its roll is ``(1 - q - p) T + m + p T`` (every result stops); its rows are
+    neither multiplied nor held. A layer's rows are kept sorted by bound, so the rows still to compute are a
+    prefix; so are the states held at a level in `order` (every state by bound, highest first).
+
+    Only ``max_delta - min_delta + 1`` dense levels are kept while a block is swept (a ring, each level
+    twice, so the levels ``T + min_delta .. T + max_delta`` are always one contiguous slice): a level
+    entering the ring is filled from the levels held so far (the blocks already swept) and the stop values.
     """
     n = len(table)
     stop = np.asarray(stop, dtype=float)
     cols = stop.shape[1:]
     unit = tuple(1 for _ in cols)
     # The sweep works on the states renumbered in sweep order (each layer a contiguous range; with bounds,
-    # sorted by bound within it), so that every layer reads and writes slices; rows go back at the end.
-    spans, order = [], []
+    # sorted by bound within it), so that every layer reads and writes slices.
+    spans, seq = [], []
     for block in table.blocks:
         spans.append([])
         for layer in block:
             if bounds is not None:
                 layer = layer[np.argsort(-bounds[layer], kind="stable")]
-            spans[-1].append((len(order), len(order) + len(layer)))
-            order.extend(layer.tolist())
-    perm = np.array(order, dtype=np.int64)
+            spans[-1].append((len(seq), len(seq) + len(layer)))
+            seq.extend(layer.tolist())
+    perm = np.array(seq, dtype=np.int64)
     where = np.empty(n, dtype=np.int64)
     where[perm] = np.arange(n)
-    # levels below 0 (a rescue from a low score) are worth 0: `pad` zero levels before level 0
-    pad, width = -table.min_delta, table.max_delta - table.min_delta + 1
+    levels_of = np.arange(top + 1) - 1e-6  # a state is computed (and held) at T iff its bound >= T - 1e-6
+    if bounds is None:
+        order = np.arange(n)
+        counts = np.full(top + 1, n)
+    else:
+        order = np.argsort(-bounds, kind="stable")
+        counts = np.searchsorted(-bounds[order], -levels_of, side="right")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    held = rank[perm]  # per renumbered row, its place in a level
+    held_where = where[order]  # per place in a level, the renumbered row
+    rolls = np.zeros((int(offsets[-1]), *cols))
+    values = np.repeat(stop[: top + 1], counts, axis=0)
+    # levels below 0 (a rescue from a low score) are worth 0; above top every state stops
+    width, low = table.max_delta - table.min_delta + 1, table.min_delta
     src = table.edge_from
     # [P_dmin | ... | P_dmax] over the renumbered states: one product with the levels T + dmin .. T + dmax
-    # laid end to end (a contiguous slice of the values) is sum_d P_d V(., T + d)
+    # laid end to end (a contiguous slice of the ring) is sum_d P_d V(., T + d)
     stack = sp.csr_matrix((table.edge_ways / table.denominator[src],
                            (where[src], (table.edge_delta - table.min_delta) * n + where[table.edge_to])),
                           shape=(n, width * n))
-    padded = np.zeros((pad + len(stop), n, *cols))
-    value = padded[pad:]
-    value[:] = stop[:, None]
-    roll = np.zeros((top + 1, n, *cols))
+    ring = np.zeros((2 * width, n, *cols))
+
+    def enter(level: int) -> None:
+        k = level % width
+        if level < 0:
+            ring[k] = 0.0
+        else:
+            ring[k] = stop[level]
+            if level <= top:
+                lo, hi = int(offsets[level]), int(offsets[level + 1])
+                ring[k, held_where[:hi - lo]] = values[lo:hi]
+        ring[k + width] = ring[k]
+
     loop = table.self_loop_f[perm].reshape(-1, *unit)
-    gain = table.gain_f[perm]
-    slope = 1 - table.bust_f[perm]  # rest + p S = (1 - q - p) T + m + p T where S(T) = T
-    fixed = None if forced is None else forced[:, perm]
     for block in spans:
         stacks = [stack[lo:hi] for lo, hi in block]
-        # with bounds: per level, the rows at least at their bound less 1e-6 (a float margin: ties computed)
-        counts = [np.full(top + 1, hi - lo) if bounds is None else
-                  np.searchsorted(-bounds[perm[lo:hi]], -(np.arange(top + 1) - 1e-6), side="right")
-                  for lo, hi in block]
+        counts_of = [np.full(top + 1, hi - lo) if bounds is None else
+                     np.searchsorted(-bounds[perm[lo:hi]], -levels_of, side="right") for lo, hi in block]
+        for level in range(top + low, top + low + width):
+            enter(level)
         for score in range(top, -1, -1):
+            if score < top:
+                enter(score + low)
             s = stop[score]
-            levels = padded[score:score + width].reshape(width * n, *cols)
-            for (lo, hi), rows, count in zip(block, stacks, counts):
+            start = (score + low) % width
+            window = ring[start:start + width].reshape(width * n, *cols)
+            here, base = score % width, int(offsets[score])
+            for (lo, hi), rows, count in zip(block, stacks, counts_of):
                 c = int(count[score])
-                if lo + c < hi:  # above their bound (expected brains): every result stops, and so do they
-                    roll[score, lo + c:hi] = slope[lo + c:hi] * score + gain[lo + c:hi]  # their value: s, as set
                 if not c:
                     continue
                 hi = lo + c
-                rest = _rows(rows, c) @ levels
+                rest = _rows(rows, c) @ window
                 p = loop[lo:hi]
                 keep = rest / (1 - p)
-                if fixed is None:
+                if forced is None:
                     r = np.where(keep >= s, keep, rest + p * s)
                     v = np.maximum(s, r)
                 else:
-                    f = fixed[score, lo:hi].reshape(-1, *unit)
+                    f = forced[score, perm[lo:hi]].reshape(-1, *unit)
                     r = np.where(f, rest + p * s, keep)
                     v = np.where(f, s, keep)
-                roll[score, lo:hi] = r
-                value[score, lo:hi] = v
+                at = base + held[lo:hi]
+                rolls[at] = r
+                values[at] = v
+                ring[here, lo:hi] = v
+                ring[here + width, lo:hi] = v
     if table.compulsory:
-        first = where[table.start]
-        value[: top + 1, first] = roll[:, first]  # the first roll of a turn is compulsory
-    for rows in (roll, value):  # back to the table's numbering, a level at a time (no second copy)
-        for level in rows:
-            level[:] = level[where]
-    return roll, value
+        first = int(rank[table.start])
+        for score in range(top + 1):
+            if first < counts[score]:
+                values[offsets[score] + first] = rolls[offsets[score] + first]
+    return order, rank, offsets, rolls, values
 
 
 def _rows(m, k: int):
@@ -324,8 +473,8 @@ def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None 
         scores = np.arange(top + 1)[:, None]
         forced = (scores >= objective.target) | (table.shotguns[None, :] >= objective.shotguns)
     bounds = state_bounds(table) if objective.kind == "expected-brains" else None
-    roll, value = sweep(table, stop, top, forced, bounds)
-    return Solution(table, objective, top, roll, value, capped)
+    order, rank, offsets, rolls, values = sweep_levels(table, stop, top, forced, bounds)
+    return Solution(table, objective, top, order, offsets, rolls, values, rank, capped)
 
 
 # -- School Bus ----------------------------------------------------------------------------------------

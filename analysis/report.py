@@ -208,9 +208,10 @@ def optimal_decisions(solution: Solution, exact: ExactTurn | None) -> np.ndarray
     table_ = solution.table
     stop = np.array([float(solution.objective.stop_value(s)) for s in range(solution.top + 1)])[:, None]
     margin = MARGIN * np.maximum(1.0, np.abs(stop))
-    rolls = solution.roll > stop + margin
+    roll = np.asarray(solution.roll)  # dense (top + 1) x states: built once (policy.Solution holds it ragged)
+    rolls = roll > stop + margin
     if exact is not None and not solution.capped:
-        for score, i in zip(*np.nonzero(~rolls & (solution.roll >= stop - margin))):
+        for score, i in zip(*np.nonzero(~rolls & (roll >= stop - margin))):
             rolls[score, i] = exact.decision(int(i), int(score)) == "roll"
     if table_.compulsory:
         rolls[:, table_.start] = True
