@@ -155,8 +155,11 @@ def test_more_players_are_the_reduced_model_over_the_two_player_table(client: Fl
         for grid, last in (("followed", False), ("last", True)):
             assert table["win_probability"][grid][m][leader] == reduced_win_probability(solution, players, m, leader,
                                                                                          last)
-    d = solution.p_first_player_wins  # the first seat at 0-0: d / (d + (N - 1) (1 - d))
-    assert table["win_probability"]["followed"][0][0] == pytest.approx(d / (d + (players - 1) * (1 - d)))
+    # at 0-0, followed: a of the N - 1 others play after the mover (a uniform on 1..N-1), with the Luce odds
+    # r = (1 - d) / d of the duel at 0-0 as seat 1 (W1, they play after) or seat 2 (W2, they have played)
+    r1, r2 = ((1 - d) / d for d in (solution.win_probability(1, 0, 0), solution.win_probability(2, 0, 0)))
+    assert table["win_probability"]["followed"][0][0] == pytest.approx(
+        sum(1 / (1 + a * r1 + (players - 1 - a) * r2) for a in range(1, players)) / (players - 1))
     measured = MEASURED[("original", "before-draw", players)]
     assert table["model_error"] == {"games": measured.games, "seed": measured.seed, "turns": measured.turns,
                                     "start_error": measured.start_error, "standard_error": measured.standard_error,

@@ -29,16 +29,26 @@ grants the last seat. The estimate is rough; the policy and the simulated freque
 useful part.
 
 **The N-player table** (`reduced_win_probability`, `reduced_table`, served by api/tables.py): at the
-start of the mover's turn in the normal game, with ``d`` its duel value against the leader (seat 2 if
-it closes the round, seat 1 otherwise), ``p = d / (d + (N - 1) (1 - d))``: the same normalisation,
-each other player given the leader's side of the duel. Checked against the same simulations at every
-turn start (`check_reduced_model`: mean bias and calibration by bins of the estimate; `MEASURED`,
-from bench/bench_many.py, 4,000 games per N): it underrates the mover, most of all behind the
-leader, since the other players are weaker than the leader: bias -0.077 (3 players), -0.100 (4),
--0.101 (5), -0.098 (6), -0.092 (7), -0.086 (8); the largest calibration error over bins of 100 turns
-or more 0.099, 0.159, 0.249, 0.288, 0.339, 0.313 (in the [0.4, 0.5) bin of 5 players the mover wins
-69% of the time, estimated 44%); draw-then-recycle within 0.03 of these. A rough guide, reported
-with its error, not an exact value.
+start of the mover's turn in the normal game, from its score ``m``, the leader's ``L`` and whether it
+closes the round. Each opponent is read through its two-player duel with the mover as a Luce
+(Bradley-Terry) strength: duel value ``d`` = ``1 / (1 + r)``, ``r = (1 - d) / d`` the opponent's
+odds against the mover; all at once ``p = 1 / (1 + sum of the opponents' r)``, exact for two players.
+The duel is W1 against an opponent still to play this round, W2 against one who has played; the
+mover's seat (if it does not close the round) is averaged over the seats, and the ``N - 2`` others
+below the leader have independent scores uniform on ``0..L``, ``p`` averaged over them (formula in
+`reduced_win_probability`). Nothing in it is fitted to simulation.
+
+Checked against the same simulations at every turn start (`check_reduced_model`: mean bias and
+calibration by bins of the estimate; `MEASURED`, from bench/bench_many.py, 4,000 games per N):
+bias -0.010 (3 players), -0.019 (4), -0.022 (5), -0.025 (6), -0.026 (7), -0.026 (8); the largest
+calibration error over bins of 100 turns or more 0.028, 0.031, 0.050, 0.051, 0.085, 0.088 (in the
+[0.4, 0.5) bin of 8 players the mover wins 54% of the time, estimated 45%); draw-then-recycle:
+bias within 0.001 of these, calibration error 0.027 to 0.097 (7 players). It still underrates the
+mover a little, most with many players: in these games the others below the leader average 0.44 L
+(3 players) to 0.34 L (8), lower than uniform on ``0..L``. The earlier table, every opponent given
+the leader's side of the duel at the mover's seat (``d / (d + (N - 1) (1 - d))``), underrated the
+mover far more: bias -0.077 to -0.101, calibration error 0.099 (3 players) to 0.339 (7). A rough
+guide, reported with its error, not an exact value.
 """
 
 from __future__ import annotations
@@ -47,6 +57,8 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..simulate import roll_once
 from .play import dice_state_index, fresh_turn, policy_table
@@ -131,18 +143,62 @@ def estimate_reduced(solution: GameSolution, n: int) -> list[float]:
     return [x / sum(w) for x in w]
 
 
+# the grid of `_mean_chance`: s from -38 to 4 by 0.2 (t = e^s from 3e-17 to 55)
+_STEP = 0.2
+_TIMES = np.exp(np.arange(-38.0, 4.0 + _STEP / 2, _STEP))
+
+
+def _mean_chance(lead: float, odds: list[np.ndarray]) -> float:
+    """``E[1 / (1 + lead + sum_k R_k)]`` for independent ``R_k``, each uniform over the values of
+    ``odds[k]`` (all >= 0). By ``1 / (1 + x) = integral of exp(-t (1 + x)) dt over t >= 0`` the mean
+    factorises: ``E = integral of exp(-t (1 + lead)) prod_k E[exp(-t R_k)] dt``. With ``t = e^s`` the
+    integrand (times ``e^s``) is smooth and falls off doubly exponentially for large ``s`` and as
+    ``e^s`` for small ``s``, so the trapezoid rule in ``s`` converges geometrically: step 0.2 over
+    ``[-38, 4]`` leaves out less than ``e^-38`` on the left and ``55 e^-55`` on the right, and is
+    within 1e-13 (relative) of summing over every combination of scores (tests/test_game.py)."""
+    if not odds:  # two players: the duel's own value
+        return float(1 / (1 + lead))
+    f = _TIMES * np.exp(-_TIMES * (1 + lead))
+    for r in odds:
+        f *= np.exp(-np.outer(_TIMES, r)).mean(axis=1)
+    return float(_STEP * f.sum())
+
+
 def reduced_win_probability(solution: GameSolution, n: int, mover: int, leader: int, last: bool) -> float:
     """The reduced model's P(the mover wins), `n` players, at the start of its turn in the normal game.
 
-    ``d`` is the duel value of the mover against the leader: ``W2[m, L]`` if the mover closes the
-    round (`last`), ``W1[m, L]`` otherwise; each of the ``n - 1`` others is given the leader's side
-    of that duel, ``1 - d``, and the values are normalised as in `estimate_reduced`:
-    ``p = d / (d + (n - 1) (1 - d))`` (exact for two players: ``p = d``).
+    Each opponent ``j`` is read through its two-player duel with the mover (Bradley-Terry / Luce
+    strengths): a duel value ``d_j`` gives ``j`` the odds ``r_j = (1 - d_j) / d_j`` against the mover,
+    and with every opponent at once ``p = 1 / (1 + sum_j r_j)`` (for two players ``p = d``). The duel
+    is ``W1[m, s_j]`` if ``j`` still plays after the mover this round, ``W2[m, s_j]`` if it has played.
+    What the reduced state does not say is averaged out:
+
+    * the seats: if the mover closes the round (`last`) everyone has played; otherwise ``a``, the
+      number of players after it, is uniform on ``1..n-1`` (every seat but the last as likely), and
+      the leader is one of them with probability ``a / (n - 1)``;
+    * the ``n - 2`` others below the leader: their scores are unknown, independent and uniform on
+      ``0..L`` (each given its odds at that score, W1 or W2 by its seat).
+
+    So ``p = E[1 / (1 + r_leader + sum of the others' r)]`` over those seats and scores, the mean
+    over the scores computed by `_mean_chance`.
     """
     if not 2 <= n <= 8:
         raise ValueError("2 to 8 players")
-    d = solution.win_probability(2 if last else 1, mover, leader)
-    return d / (d + (n - 1) * (1 - d))
+    w1 = np.array([solution.win_probability(1, mover, x) for x in range(leader + 1)])
+    w2 = np.array([solution.win_probability(2, mover, x) for x in range(leader + 1)])
+    if min(w1.min(), w2.min()) <= 0:  # an opponent who surely beats the mover (not reached below the goal)
+        return 0.0
+    odds1, odds2 = (1 - w1) / w1, (1 - w2) / w2
+    if last:
+        return _mean_chance(odds2[leader], [odds2] * (n - 2))
+    p = 0.0
+    for after in range(1, n):  # players after the mover this round
+        for leader_after, weight in ((True, after / (n - 1)), (False, 1 - after / (n - 1))):
+            others_after = after - leader_after
+            if weight > 0 and 0 <= others_after <= n - 2:
+                lead = (odds1 if leader_after else odds2)[leader]
+                p += weight / (n - 1) * _mean_chance(lead, [odds1] * others_after + [odds2] * (n - 2 - others_after))
+    return p
 
 
 def reduced_table(solution: GameSolution, n: int) -> dict[str, list[list[float]]]:
@@ -263,27 +319,27 @@ class MeasuredError:
 # mode whose model was never checked against simulation has no N-player table.
 MEASURED: dict[tuple[str, str, int], MeasuredError] = {  # games, seed, turns, start, se, bias, calibration
     ("original", "before-draw", 3): MeasuredError(4000, 3, 48851, 0.020309018604271867, 0.0076484924985254455,
-                                    -0.07721677849761857, 0.09897910439854304),
+                                                  -0.010067653151355492, 0.027728654778988004),
     ("original", "before-draw", 4): MeasuredError(4000, 4, 58068, 0.022623323287902314, 0.007116616778708827,
-                                    -0.1001094702931206, 0.1592953381630779),
+                                                  -0.018508629227672505, 0.031053229336037935),
     ("original", "before-draw", 5): MeasuredError(4000, 5, 67881, 0.02386814343254412, 0.006699062434400802,
-                                    -0.10149812109064581, 0.24904289105977667),
+                                                  -0.02150064057542526, 0.05027056834577881),
     ("original", "before-draw", 6): MeasuredError(4000, 6, 75771, 0.02731192446297076, 0.006282669615696818,
-                                    -0.09781504300418681, 0.2877321453225881),
+                                                  -0.024693804790030166, 0.050971638870548897),
     ("original", "before-draw", 7): MeasuredError(4000, 7, 83387, 0.02116923396311643, 0.005811174580065548,
-                                    -0.09194504590343254, 0.3388106862641049),
+                                                  -0.025747859593481713, 0.08488332814282074),
     ("original", "before-draw", 8): MeasuredError(4000, 8, 92424, 0.019323221829617807, 0.005606776034406938,
-                                    -0.08591282318481473, 0.31323280227502115),
+                                                  -0.02639120787945183, 0.08774834232196022),
     ("original", "draw-then-recycle", 3): MeasuredError(4000, 3, 48874, 0.013913558060763831, 0.007610969673766938,
-                                          -0.07790135186383053, 0.1016394385397531),
+                                                        -0.010613211157100351, 0.026743435281921357),
     ("original", "draw-then-recycle", 4): MeasuredError(4000, 4, 58294, 0.021142479579543683, 0.0071070211762735026,
-                                          -0.09968053525685545, 0.15524133204371038),
+                                                        -0.017848837019823007, 0.03434617741879081),
     ("original", "draw-then-recycle", 5): MeasuredError(4000, 5, 67797, 0.021878406404047368, 0.00668912830643874,
-                                          -0.10186412528969747, 0.24713902726243292),
+                                                        -0.02167928727272667, 0.04576224517674132),
     ("original", "draw-then-recycle", 6): MeasuredError(4000, 6, 76197, 0.02481912184899629, 0.006261438283254097,
-                                          -0.09776658553149867, 0.287423163623619),
+                                                        -0.024428846690657823, 0.06718211309985195),
     ("original", "draw-then-recycle", 7): MeasuredError(4000, 7, 83329, 0.023336091285858243, 0.0058437881014800665,
-                                          -0.09204068665906916, 0.3128909882059334),
+                                                        -0.026071314697567974, 0.09645017569692826),
     ("original", "draw-then-recycle", 8): MeasuredError(4000, 8, 92296, 0.02706912302574309, 0.005641917615048983,
-                                          -0.08534135219116401, 0.3048563179643486),
+                                                        -0.025641282630474063, 0.0778570003440045),
 }
