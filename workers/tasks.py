@@ -47,15 +47,16 @@ VARIANTS = ("before-draw", "draw-then-recycle")
 
 # The modes whose two-player table is computed within the memory budget (4 GiB for the whole
 # process: the mode's transition table, its kernel and the solve). Peak resident memory of
-# `solve_game` in a fresh process (/usr/bin/time -v; 2026-11-30, CPU seconds of table + solve):
-# original 0.4 GiB (5 + 5 s), big-summer-action-movie 2.1 GiB (about 125 s in all),
-# santa-claus-meets-the-zombies 3.4 GiB (77 + 211 s). direct-to-video-sequel's transition table alone
-# passes 5 GB before its search ends (README, bench/bench_modes.py).
+# `solve_game` in a fresh process (2026-11-30, CPU seconds of table + solve):
+# original 0.4 GiB (about 10 s), big-summer-action-movie 0.8 GiB (83 s), santa-claus-meets-the-zombies
+# 1.9 GiB (170 s). direct-to-video-sequel (303,836 dice states a turn, 4.8x santa's) passed 7 GiB
+# resident seven minutes into its game solve (stopped there).
 TABLE_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies")
 # The others, and why (openapi.yaml, parameter `tableMode`).
 NO_TABLE = {
-    "direct-to-video-sequel": "no full-game table for direct-to-video-sequel: its transition table (Hunk, Hottie and "
-                              "Santa together) does not fit the 4 GiB memory budget of a table job",
+    "direct-to-video-sequel": "no full-game table for direct-to-video-sequel: its game solve (303,836 dice states a "
+                              "turn, Hunk, Hottie and Santa together) passes 7 GiB, over the 4 GiB memory budget "
+                              "of a table job",
 }
 
 
