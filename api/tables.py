@@ -78,16 +78,16 @@ def job_answer(job: TableJob) -> dict[str, Any]:
     return out
 
 
+def _identity(key: Key, solution: GameSolution, sha256: str) -> dict[str, Any]:
+    """What names a served table and its version, for every player count."""
+    return {"mode": key.mode, "variant": key.variant, "players": key.players, "engine": key.engine,
+            "sha256": sha256, "url": table_url(key, sha256), "goal": solution.goal}
+
+
 def table_answer(key: Key, solution: GameSolution, sha256: str) -> dict[str, Any]:
     """The documented table (schema `Table`): ``[a][b]`` is the mover's score, then the other's."""
     return {
-        "mode": key.mode,
-        "variant": key.variant,
-        "players": key.players,
-        "engine": key.engine,
-        "sha256": sha256,
-        "url": table_url(key, sha256),
-        "goal": solution.goal,
+        **_identity(key, solution, sha256),
         "cap": solution.cap,
         "cap_error": solution.cap_error,
         "p_first_player_wins": solution.p_first_player_wins,
@@ -104,13 +104,7 @@ def reduced_answer(key: Key, two: Key, solution: GameSolution, sha256: str, erro
     the model's measured error against simulation."""
     grids = reduced_table(solution, key.players)
     return {
-        "mode": key.mode,
-        "variant": key.variant,
-        "players": key.players,
-        "engine": key.engine,
-        "sha256": sha256,
-        "url": table_url(key, sha256),
-        "goal": solution.goal,
+        **_identity(key, solution, sha256),
         "model": "duel-the-leader",
         "two_player_table": table_url(two, sha256),
         "win_probability": grids,
