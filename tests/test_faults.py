@@ -10,6 +10,7 @@ the in-process solution bit for bit and was written exactly once, and a corrupt 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -208,18 +209,23 @@ def test_a_killed_worker_a_full_restart_and_bit_rot(world, warm) -> None:
     client = api(server.url)
     job_id = submit(client)
 
-    def running_unit(name: str) -> str | None:
-        active = celery_app.control.inspect(timeout=0.5).active() or {}
-        units = [t["id"] for worker, tasks in active.items() if worker.startswith(f"{name}@") for t in tasks
-                 if t["name"] == "workers.tasks.solve_unit"]
-        return units[0] if units else None
+    def received_unit(name: str) -> str | None:
+        """The first unit the worker `name` received (its log says so before the unit starts)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = re.findall(r"solve_unit\[([0-9a-f-]+)\] received", fleet.log(name))
+            if found:
+                return found[0]
+            time.sleep(0.01)
+        raise AssertionError(f"timed out after 60 s waiting for {name} to receive a unit")
 
-    # A unit takes a fraction of a second, so it may end between `inspect` and the kill: the kill counts
-    # only if the worker's log does not show that unit done; otherwise the next worker's unit is killed.
+    # The first unit of a new worker process builds the game's transition kernel (most of a second)
+    # before it solves anything, so a kill right after the unit is received lands mid-task. Should the unit
+    # still have ended first, the kill does not count: the next worker's first unit is killed instead.
     for attempt in range(5):
         name = f"w1-{attempt}"
         fleet.start(name)
-        killed = wait_until(lambda: running_unit(name), 60, f"{name} to be solving a unit")  # noqa: B023
+        killed = received_unit(name)
         fleet.kill(name)  # SIGKILL to the worker and its pool, mid-task: the message was never acknowledged
         if f"solve_unit[{killed}] succeeded" not in fleet.log(name):
             break
