@@ -12,10 +12,12 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.serving import make_server
@@ -80,3 +82,22 @@ def browser() -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@contextmanager
+def queued_on(url: str) -> Iterator[redis.Redis]:
+    """Celery pointed at a real Redis database where no worker listens: jobs sent there stay queued.
+    The database is emptied before and after."""
+    from workers import app as celery_app
+    from workers.celery_app import configure
+
+    queue = redis.Redis.from_url(url)
+    queue.ping()  # scripts/test starts Redis on loopback when it is not running
+    queue.flushdb()
+    configure(celery_app, url)
+    try:
+        yield queue
+    finally:
+        configure(celery_app, "")
+        queue.flushdb()
+        queue.close()

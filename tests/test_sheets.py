@@ -18,9 +18,8 @@ import redis
 from flask.testing import FlaskClient
 
 from analysis.game import GameSolution, solve_game
+from tests.conftest import queued_on
 from tests.test_readme import formula_url, local, recipes
-from workers import app as celery_app
-from workers.celery_app import configure
 from workers.store import Store
 from workers.tables import job_id
 from workers.tasks import table_key
@@ -208,16 +207,8 @@ def test_impossible_games_are_problems_naming_the_field(client: FlaskClient, wit
 def queued_on_redis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[redis.Redis]:
     """No table in the store, and jobs go to a real Redis where no worker listens: they stay queued."""
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path / "store"))
-    queue = redis.Redis.from_url(REDIS_URL)
-    queue.ping()  # scripts/test starts Redis on loopback when it is not running
-    queue.flushdb()
-    configure(celery_app, REDIS_URL)
-    try:
+    with queued_on(REDIS_URL) as queue:
         yield queue
-    finally:
-        configure(celery_app, "")
-        queue.flushdb()
-        queue.close()
 
 
 def test_without_the_table_the_answer_is_a_503_never_a_guess(client: FlaskClient,

@@ -25,6 +25,7 @@ from analysis.game.many import MEASURED
 from analysis.table import table_for
 from api import create_app, spec
 from api.tables import TABLE_MODES
+from tests.conftest import queued_on
 from workers import app as celery_app
 from workers.celery_app import configure
 from workers.store import JobKey, Store
@@ -249,16 +250,8 @@ def test_a_job_in_process_from_start_to_end(client: FlaskClient, empty_store: Pa
 @pytest.fixture
 def queued_on_redis(empty_store: Path) -> Iterator[redis.Redis]:
     """Jobs go to a real Redis where no worker listens yet: they stay queued."""
-    client = redis.Redis.from_url(REDIS_URL)
-    client.ping()  # scripts/test starts Redis on loopback when it is not running
-    client.flushdb()
-    configure(celery_app, REDIS_URL)
-    try:
-        yield client
-    finally:
-        configure(celery_app, "")
-        client.flushdb()
-        client.close()
+    with queued_on(REDIS_URL) as queue:
+        yield queue
 
 
 def test_odds_with_scores_wait_for_the_table_with_503(client: FlaskClient, queued_on_redis: redis.Redis) -> None:
