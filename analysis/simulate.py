@@ -116,22 +116,7 @@ def roll_once(turn: Turn, rng: random.Random, action: str = "roll", give_up: Giv
         return _roll_school_bus(turn, rng, action, give_up)
     if any(die in SPECIAL for die in mode.die_names):
         return _roll_double_feature(turn, rng)
-    need = mode.dice_per_roll - len(turn.hand)
-    dice = turn.hand
-    turn.hand = []
-    if len(turn.cup) >= need:
-        dice += _draw(rng, turn.cup, need)
-    elif turn.recycle == "before-draw":
-        turn.banked += len(turn.brains)
-        turn.cup += turn.brains
-        turn.brains = []
-        dice += _draw(rng, turn.cup, need)
-    else:
-        dice += turn.cup
-        need -= len(turn.cup)
-        turn.banked += len(turn.brains)
-        turn.cup, turn.brains = turn.brains, []
-        dice += _draw(rng, turn.cup, need)
+    dice = _take_dice(turn, rng, mode.dice_per_roll - len(turn.hand))
     brains = shotguns = 0
     for die in dice:
         face = rng.choice(mode.dice[mode.index(die)].faces)

@@ -291,7 +291,9 @@ def test_reduced_model_against_simulation(game):
         assert sum(c.turns for c in check.calibration) == check.turns > games * n
         measured = MEASURED[("original", "before-draw", n)]
         if (games, n) == (measured.games, measured.seed):  # the very run bench/bench_many.py measured
-            assert check.bias == measured.bias and check.table_error() == measured.calibration_error
+            # the same games: equal up to the solver's last bits (a different summation order moves them)
+            assert check.bias == pytest.approx(measured.bias, abs=1e-12)
+            assert check.table_error() == pytest.approx(measured.calibration_error, abs=1e-12)
         else:
             assert abs(check.bias - measured.bias) < 0.02
         # the table's calibration (the earlier normalisation d / (d + (n - 1)(1 - d)) measured bias -0.077
@@ -338,6 +340,25 @@ def test_the_reduced_table_by_hand(game):
         reduced_win_probability(game, 9, 0, 0, False)
 
 
+def _batch_independence(mode: str) -> None:
+    kernel = kernel_for(mode, "before-draw")
+    rng = np.random.default_rng(7)
+    stop = np.sort(rng.random((40, 6)), axis=0)
+    slopes = rng.random((40, 6))
+    tops = np.array([5, 12, 20, 30, 3, 12])
+    batch = sweep(kernel, stop, tops, slopes)
+    for col, top in enumerate(tops):
+        alone = sweep(kernel, stop[:, [col]], tops[[col]], slopes[:, [col]])
+        assert np.array_equal(alone.start[:, 0], batch.start[:top + 1, col])
+        assert np.array_equal(alone.dstart[:, 0], batch.dstart[:top + 1, col])
+
+
+def test_a_column_is_the_same_bit_for_bit_whatever_its_batch():
+    """The sweep spends work only where a column may still roll (columns sorted by top, narrower levels
+    above), so a column's numbers must not depend on the others: units of any split agree exactly."""
+    _batch_independence("original")
+
+
 # -- a Double Feature mode (solved once per session: about 2 GiB and a minute or two of CPU) --------
 DF = "big-summer-action-movie"  # tests/test_tables.py serves the same solution
 
@@ -359,3 +380,8 @@ def test_a_double_feature_game_is_solved(df_game):
         d = df_game.decision(seat, mover, other, table_for(DF).start, 0)
         assert d.action == "roll" and d.p_win_roll == pytest.approx(df_game.win_probability(seat, mover, other),
                                                                      abs=1e-11)
+
+
+def test_a_double_feature_column_is_the_same_whatever_its_batch(df_game):
+    """The same with rescues: rolls that take brains away read lower levels, narrowed to the batch's width."""
+    _batch_independence(DF)

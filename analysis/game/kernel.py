@@ -22,6 +22,7 @@ stops.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import cache
 
@@ -31,7 +32,6 @@ import scipy.sparse as sp
 from ..table import Table, table_for
 
 __all__ = ["Kernel", "Sweep", "kernel_for", "sweep"]
-FULL_WIDTH = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,7 +42,8 @@ class Layer:
     b: int
     reach: np.ndarray  # reach[T]: rows of the layer reachable at level T (for T < len(reach); all above)
     zero: tuple[sp.csr_matrix, ...] | None  # no-brain rolls, columns 0:a (earlier layers and blocks)
-    up: tuple[sp.csr_matrix, ...] | None  # rolls showing d = 1..max_delta brains, column (d - 1) * n + j
+    up: tuple[tuple[sp.csr_matrix, ...] | None, ...]  # rolls showing d = 1..max_delta brains, by d
+    up_sum: np.ndarray  # (max_delta, rows): each row's probability of showing d brains (row sums of `up`)
     down: tuple[tuple[int, tuple[sp.csr_matrix, ...]], ...]  # rolls taking brains away: (d < 0, matrix)
 
     def rows(self, level: int) -> int:
@@ -139,14 +140,14 @@ def kernel_for(mode: str, recycle: str) -> Kernel:
             if 0 in mats and mats[0][a:b, a:].nnz:
                 raise ValueError("a roll showing no brain does not lead to an earlier layer")
             reach = np.searchsorted(least[a:b], np.arange(least[a:b].max()), side="right")
-            zero = up = None
+            zero = None
             if 0 in mats and mats[0][a:b].nnz:
                 zero = _prefixes(mats[0][a:b, :a].tocsr(), reach)
-            if deltas:
-                rows = [mats.get(d, sp.csr_matrix((n, n)))[a:b] for d in range(1, deltas + 1)]
-                up = _prefixes(sp.hstack(rows).tocsr(), reach)
+            rows = [mats[d][a:b].tocsr() if d in mats else sp.csr_matrix((b - a, n)) for d in range(1, deltas + 1)]
+            up = tuple(_prefixes(m, reach) if m.nnz else None for m in rows)
+            up_sum = np.array([np.asarray(m.sum(axis=1)).ravel() for m in rows]).reshape(deltas, b - a)
             down = tuple((d, _prefixes(mats[d][a:b], reach)) for d in sorted(mats) if d < 0)
-            layers.append(Layer(a, b, reach, zero, up, down))
+            layers.append(Layer(a, b, reach, zero, up, up_sum, down))
             a = b
         blocks.append(Block(lo, hi, float(bust[lo:hi].min()), tuple(layers)))
         lo = hi
@@ -178,10 +179,12 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     derivative of `stop` with respect to one parameter per column. `policy`, optional, of shape
     ``(levels, n, k)`` in sweep order, fixes decisions: 1 roll, 0 stop, -1 optimise.
 
-    Every column is computed at every level up to its block's highest top (one contiguous block of
-    memory per matrix product, no copies); positions above a column's own top are then reset to their
-    stop values. So each column's numbers depend on that column alone, bit for bit, whatever else is
-    in the batch.
+    Work is spent only where a column may roll: columns are sorted by their highest top, so at level
+    ``T`` the columns still rolling in some block are a prefix (``width[T]`` of them), and level ``T``
+    is one array of that width; a column that has stopped everywhere is its stop value, filled in when
+    a higher level is read. Inside the prefix a column whose top in this block is below ``T`` is
+    computed, then reset to its stop values. So each column's numbers depend on that column alone, bit
+    for bit, whatever else is in the batch.
     """
     stop = np.asarray(stop, dtype=float)
     k = stop.shape[1]
@@ -190,52 +193,66 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     levels = top + 1 + kernel.max_delta
     if len(stop) < levels:
         raise ValueError("stop values must reach max(tops) + max_delta")
-    stop = stop[:levels]
     slopes = dstop is not None
     m = 2 if slopes else 1
     base = stop[0].copy()
     ends = np.empty((levels, m, k))  # per level: stop and its slope, in the shifted frame
-    ends[:, 0] = stop - base
+    ends[:, 0] = stop[:levels] - base
     if slopes:
         dstop = np.asarray(dstop, dtype=float)[:levels]
         ends[:, 1] = dstop - dstop[0]
-    n, start, up = kernel.n, kernel.start, kernel.max_delta
-    u = np.empty((levels, n, m, k))
+    by_top = np.argsort(-tops.max(axis=0), kind="stable")  # sorted position -> column
+    tops, ends = tops[:, by_top], ends[:, :, by_top]
+    if policy is not None:
+        policy = policy[..., by_top]
+    width = (tops.max(axis=0) >= np.arange(levels)[:, None]).sum(axis=1)
+    n, start = kernel.n, kernel.start
+    sizes = n * m * width
+    ends_at = np.cumsum(sizes)
+    buffer = _scratch(int(ends_at[-1]))  # u[T]: (states, value and slope, columns rolling at T)
+    u = [buffer[e - size:e].reshape(n, m, w) for e, size, w in zip(ends_at.tolist(), sizes.tolist(), width.tolist())]
     values = full is True  # value and roll arrays too, not only the decisions
     if full:
         rolls = np.zeros((top + 1, n, k), dtype=bool)
     if values:
         roll = np.full((top + 1, n, k), np.nan)
         value = np.full((top + 1, n, k), np.nan)
-    for b, block in enumerate(kernel.blocks):  # levels no column of the block computes: all stop
-        t = int(tops[b].max())
-        u[t + 1:, block.lo:block.hi] = ends[t + 1:, None]
     for b, block in enumerate(kernel.blocks):
-        for level in range(int(tops[b].max()), -1, -1):
-            extra = np.flatnonzero(tops[b] < level)  # computed, then reset: their positions stop
-            s = ends[level]  # (m, k)
+        lo, hi, block_top = block.lo, block.hi, int(tops[b].max())
+        for level in range(block_top + 1, top + 1):  # levels no column of the block computes: all stop
+            u[level][lo:hi] = ends[level, :, :width[level]]
+        for level in range(block_top, -1, -1):
+            c = int(width[level])
+            extra = np.flatnonzero(tops[b, :c] < level)  # computed, then reset: their positions stop
+            s = ends[level, :, :c]  # (m, c)
+            here_level = u[level]
             for layer in block.layers:
-                a, c = layer.a, layer.rows(level)
-                if c == 0:
+                a, rows = layer.a, layer.rows(level)
+                if rows == 0:
                     continue
-                terms = [(layer.up, u[level + 1:level + 1 + up].reshape(up * n, m * k)),
-                         (layer.zero, u[level, :a].reshape(a, m * k)),
-                         *((mats, u[max(level + d, 0)].reshape(n, m * k)) for d, mats in layer.down)]
-                r = np.zeros((c, m * k))
-                for mats, src in terms:
-                    if mats is not None:
-                        r += Layer.prefix(mats, level) @ src
-                r = r.reshape(c, m, k)
-                keep = r * kernel.stay[a:a + c]
-                dest = u[level, a:a + c]
-                here = start - a if a <= start < a + c else None
+                r = np.zeros((rows, m, c))
+                by_row = r.transpose(1, 2, 0)  # a view of r, rows innermost (fast for a few columns)
+                for d, mats in enumerate(layer.up, start=1):  # a column stopped at level + d is its stop value
+                    w = int(width[level + d])
+                    if mats is not None and w:
+                        r[:, :, :w] += (Layer.prefix(mats, level) @ u[level + d].reshape(n, m * w)).reshape(rows, m, w)
+                    if w < c:
+                        by_row[:, w:] += ends[level + d, :, w:c, None] * layer.up_sum[d - 1, :rows]
+                flat = r.reshape(rows, m * c)
+                if layer.zero is not None:
+                    flat += Layer.prefix(layer.zero, level) @ here_level[:a].reshape(a, m * c)
+                for d, mats in layer.down:
+                    flat += Layer.prefix(mats, level) @ _narrow(u[max(level + d, 0)], c, lo)
+                keep = r * kernel.stay[a:a + rows]
+                dest = here_level[a:a + rows]
+                here = start - a if a <= start < a + rows else None
                 if policy is None and not (slopes or full):
                     go = None
                     np.maximum(keep[:, 0], s[0], out=dest[:, 0])
                 else:
                     go = keep[:, 0] >= s[0]
                     if policy is not None:
-                        fixed = policy[level, a:a + c]
+                        fixed = policy[level, a:a + rows, :c]
                         go = np.where(fixed < 0, go, fixed > 0)
                     if here is not None:
                         go[here] = True  # the first roll of a turn is compulsory
@@ -250,17 +267,47 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
                 if len(extra):
                     dest[:, :, extra] = s[None, :, extra]
                 if full:
-                    rolls[level, a:a + c] = go
-                    rolls[level, a:a + c, extra] = False
+                    rolls[level, a:a + rows, :c] = go
+                    rolls[level, a:a + rows, extra] = False
                 if values:
-                    roll[level, a:a + c] = np.where(go, keep[:, 0], r[:, 0] + kernel.loop[a:a + c, 0] * s[0]) + base
-                    value[level, a:a + c] = dest[:, 0] + base
-                    roll[level, a:a + c, extra] = np.nan
-    start_u = u[: top + 1, start]  # (top + 1, m, k)
+                    shift = base[by_top[:c]]
+                    stay_value = r[:, 0] + kernel.loop[a:a + rows, 0] * s[0]  # rolling once, when stopping is best
+                    roll[level, a:a + rows, :c] = np.where(go, keep[:, 0], stay_value) + shift
+                    roll[level, a:a + rows, extra] = np.nan
+                    value[level, a:a + rows, :c] = dest[:, 0] + shift
+    start_u = np.empty((top + 1, m, k))
+    for level in range(top + 1):
+        w = int(width[level])
+        start_u[level, :, :w] = u[level][start]
+        start_u[level, :, w:] = ends[level, :, w:]
+    column = np.argsort(by_top)  # column -> sorted position
     return Sweep(
-        start=start_u[:, 0] + base,
-        dstart=start_u[:, 1] + dstop[0] if slopes else None,
-        value=value if values else None,
-        roll=roll if values else None,
-        rolls=rolls if full else None,
+        start=start_u[:, 0, column] + base,
+        dstart=start_u[:, 1, column] + dstop[0] if slopes else None,
+        value=value[:, :, column] if values else None,
+        roll=roll[:, :, column] if values else None,
+        rolls=rolls[:, :, column] if full else None,
     )
+
+
+_thread = threading.local()
+
+
+def _scratch(size: int) -> np.ndarray:
+    """`size` floats of working memory, the same memory for every sweep of this thread: a solve runs
+    hundreds of sweeps, and fresh memory each time costs a page fault per 4 KiB (a third of the time)."""
+    buffer = getattr(_thread, "buffer", None)
+    if buffer is None or len(buffer) < size:
+        buffer = _thread.buffer = np.empty(size)
+    return buffer[:size]
+
+
+def _narrow(level: np.ndarray, c: int, rows: int) -> np.ndarray:
+    """``level[:, :, :c]`` as the contiguous ``(n, m * c)`` operand of a product (only its first `rows`
+    rows are read: a roll that takes brains away leads to an earlier block)."""
+    n, m, w = level.shape
+    if w == c:
+        return level.reshape(n, m * c)
+    out = np.empty((n, m, c))
+    out[:rows] = level[:rows, :, :c]
+    return out.reshape(n, m * c)

@@ -23,6 +23,8 @@ from .kernel import Sweep, kernel_for, sweep
 
 __all__ = ["GameSolution", "GameDecision", "WorkUnit", "solve_game", "game_layers", "solve_layer", "assemble"]
 
+FIXED = 6  # a level of a sweep costs about as much as this many columns of it (see `_chunks`)
+
 FORMAT = "zombie-odds/game/1"
 
 
@@ -185,10 +187,33 @@ def game_layers(mode: str, recycle: str = "before-draw", split: int = 1, cap: in
     earlier layers only. `split` cuts each score total into at most that many units."""
     layers = [[WorkUnit(mode, recycle, 0, (), cap)]]
     for k, total in enumerate(range(2 * GOAL - 2, -1, -1), start=1):
-        pairs = pairs_of(total)
-        chunks = [tuple(pairs[i::split]) for i in range(min(split, len(pairs)))]
-        layers.append([WorkUnit(mode, recycle, k, chunk, cap) for chunk in chunks])
+        layers.append([WorkUnit(mode, recycle, k, chunk, cap) for chunk in _chunks(pairs_of(total), split)])
     return layers
+
+
+def _chunks(pairs: list[tuple[int, int]], split: int) -> list[tuple[tuple[int, int], ...]]:
+    """At most `split` runs of consecutive `pairs` (by seat 1's score) with about equal work each.
+
+    The work of a unit is estimated from the sweep's cost (kernel.py): every level up to the unit's
+    highest top costs about as much as ``FIXED`` columns (a pass over the rolls), and each column
+    costs its own levels. Seat 1 at ``(a, b)`` may roll up to about ``GOAL - a + 11`` brains (past the
+    goal while seat 2's final turn could still win), seat 2 up to ``GOAL - 1 - b``. Runs rather than
+    every other pair: seat 1's longest turns then fall in one unit, and the others sweep fewer levels.
+    """
+    tops = [(GOAL - a + 11, GOAL - 1 - b) for a, b in pairs]
+
+    def work(i: int, j: int) -> int:
+        return FIXED * (max(t for t, _ in tops[i:j]) + 1) + sum(t + u + 2 for t, u in tops[i:j])
+
+    n = len(pairs)
+    parts = min(split, n)
+    best = {(0, 0): (0, ())}  # (pairs used, runs) -> (largest work, cut points)
+    for runs in range(1, parts + 1):
+        for j in range(runs, n + 1):
+            best[(j, runs)] = min((max(best[(i, runs - 1)][0], work(i, j)), (*best[(i, runs - 1)][1], j))
+                                  for i in range(runs - 1, j) if (i, runs - 1) in best)
+    cuts = (0, *best[(n, parts)][1])
+    return [tuple(pairs[i:j]) for i, j in zip(cuts, cuts[1:])]
 
 
 def _known(known: dict[str, Any] | None, cap: int) -> Values:
