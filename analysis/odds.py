@@ -26,11 +26,13 @@ __all__ = ["Odds", "Decision", "GiveUp", "odds", "TurnStartTooLarge", "NO_WHOLE_
 # Modes whose whole-turn table (every dice state from the turn start) is too large to build here:
 # their positions are answered from the states the position reaches, which is small mid-turn.
 NO_WHOLE_TURN = frozenset({"direct-to-video-sequel"})
+TOO_LARGE = "its whole turn, 303,836 dice states and 12 million rolls, solves in floating point, but in exact " \
+            "fractions it passed 6 GiB"
 
 
 class TurnStartTooLarge(NotImplementedError):
     """The turn start of a mode in `NO_WHOLE_TURN`: its next roll is available (`next_roll`), its
-    turn policy is not (the table of the whole turn does not fit in memory)."""
+    turn policy is not (exact fractions over the whole turn do not fit in memory)."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ def _bus_odds(position: Position, objective: Objective) -> Odds:
     state = position.bus_state
     root = None if mode.plain or position.turn_start else state
     if root is None and position.mode in NO_WHOLE_TURN:
-        raise TurnStartTooLarge(f"the whole-turn table of mode {position.mode} is too large to solve; "
-                                "ask about a position after the first roll")
+        raise TurnStartTooLarge(f"the start of a turn of mode {position.mode} is too large to answer exactly "
+                                f"({TOO_LARGE}); ask about a position after the first roll")
     table = bus_table_for(position.mode, position.recycle, root)
     if state not in table.index:
         raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
@@ -136,8 +138,8 @@ def odds(position: Position, objective: Objective | str = "expected-brains") -> 
     else:  # Double Feature: the states this position reaches (the whole turn only from its start)
         root = None if position.turn_start else position.state
         if root is None and position.mode in NO_WHOLE_TURN:
-            raise TurnStartTooLarge(f"the whole-turn table of mode {position.mode} is too large to solve; "
-                                    "ask about a position after the first roll")
+            raise TurnStartTooLarge(f"the start of a turn of mode {position.mode} is too large to answer exactly "
+                                    f"({TOO_LARGE}); ask about a position after the first roll")
         table = table_for(position.mode, position.recycle, root) if root else table_for(position.mode,
                                                                                        position.recycle)
         exact = exact_turn(position.mode, position.recycle, objective, root)

@@ -24,7 +24,7 @@ position nobody reaches counts for nothing and a common one counts for a lot. Th
 
 A section that cannot be computed is listed as missing, with the reason, never guessed: the game
 sections without a table, the single-turn sections (and the rules, which play the turn's dice) of a mode
-whose whole-turn table does not fit in memory (odds.NO_WHOLE_TURN) or is not built by the caller (a
+whose turn start is too large to answer exactly (odds.NO_WHOLE_TURN) or is not built by the caller (a
 worker's memory budget: `build`'s ``solve_missing``).
 
 Every table is ``{"name", "title", "columns", "rows", "note"}`` with plain cells (str, int, float,
@@ -45,7 +45,7 @@ from .dice import MODES, Mode
 from .exact import MARGIN, ExactTurn, exact_turn
 from .game.rules import Rule, parse_rule, rule_game
 from .game.solution import GameSolution
-from .odds import NO_WHOLE_TURN
+from .odds import NO_WHOLE_TURN, TOO_LARGE
 from .policy import Objective, Solution, solve, sweep
 from .position import Position
 from .roll import next_roll
@@ -516,8 +516,7 @@ def build(mode: str, variant: str = "before-draw", game: GameSolution | None = N
 
     why = solve_missing
     if mode in NO_WHOLE_TURN:
-        why = (f"the whole-turn table of mode {mode} does not fit in memory (its search passed 5 GB), so the "
-               "turn start cannot be solved")
+        why = f"the start of a turn of mode {mode} is not solved exactly here: {TOO_LARGE}"
     if why:
         sections.append(_missing("turn", "One turn, optimal play", why))
         add(_bust_section(mode, variant))

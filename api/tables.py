@@ -49,7 +49,9 @@ bp = Blueprint("tables", __name__)
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 # seconds: about the time a table takes to compute on this 2-core machine (bench/bench_game.py)
-RETRY_AFTER = {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300}
+# Seconds until a table job is likely done on one worker (its CPU time, README.md "Benchmarks")
+RETRY_AFTER = {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300,
+               "direct-to-video-sequel": 900}
 WIN_FIELDS = ("scores", "seat", "final_round")
 
 

@@ -224,6 +224,20 @@ def test_units_assemble_to_the_same_solution_bit_for_bit(game):
         assemble(game.mode, game.recycle, results[:-1])
 
 
+def test_units_split_a_total_into_runs_of_about_equal_work():
+    """Runs of consecutive pairs, seat 1's longest turns together; the sequel's units are a third of a total
+    at most (its memory budget), whatever split is asked."""
+    for split in (1, 2, 3):
+        for layer in game_layers("original", "before-draw", split)[1:]:
+            pairs = [p for unit in layer for p in unit.pairs]
+            assert pairs == sorted(pairs) and len(layer) == min(split, len(pairs))
+            assert len(set(pairs)) == len(pairs)
+    total_12 = game_layers("original", "before-draw", 2)[13]
+    assert [u.pairs for u in total_12] == [((0, 12), (1, 11), (2, 10), (3, 9), (4, 8), (5, 7)),
+                                      ((6, 6), (7, 5), (8, 4), (9, 3), (10, 2), (11, 1), (12, 0))]
+    assert max(len(layer) for layer in game_layers("direct-to-video-sequel", "before-draw", 2)) == 3
+
+
 # -- fixed rules against the optimal player ---------------------------------------------------------
 def test_rules_parse():
     assert parse_rule("stop-at:4") == Rule("stop-at", 4, 3)

@@ -195,7 +195,7 @@ def test_a_mode_too_large_says_which_sections_are_missing_and_why():
     data = build("direct-to-video-sequel", game=None, game_missing="no table")
     status = {s["id"]: (s["status"], s["reason"]) for s in data["sections"]}
     assert status["bust"] == ("ok", "")
-    assert status["turn"][0] == status["policy"][0] == "missing" and "does not fit in memory" in status["turn"][1]
+    assert status["turn"][0] == status["policy"][0] == "missing" and "exact fractions" in status["turn"][1]
     assert status["game"] == status["rules"] == ("missing", "no table")
     assert [t["name"] for t in data["tables"]] == ["bust_odds"]
 
@@ -297,7 +297,7 @@ def test_lists_change_over_time_despite_the_answer_cache(store_dir, content):
     latest = client.get("/v1/reports/latest?mode=direct-to-video-sequel")
     assert latest.status_code == 200 and "Missing." in latest.get_data(as_text=True)
     doc = reports.load(made["id"])
-    assert "cannot be computed" in doc["notes"][0]
+    assert "POST /v1/tables/direct-to-video-sequel/jobs" in doc["notes"][0]
     assert {s["id"] for s in doc["content"]["sections"] if s["status"] == "missing"} == {"turn", "policy", "game",
                                                                                          "rules"}
 

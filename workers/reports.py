@@ -154,10 +154,11 @@ def _missing_table(inputs: Inputs) -> tuple[str, str]:
     """A missing two-player table: start its job when this server may, and say so. Returns the note for
     this report and the reason its game sections give (kept in the content, so it names no job)."""
     mode, variant = inputs.mode, inputs.variant
-    if mode in NO_WHOLE_TURN:
-        return (f"No two-player table exists for mode {mode}: it cannot be computed (too large).",
-                f"the two-player table of mode {mode} cannot be computed: its whole-turn table does not fit in "
-                "memory")
+    if mode in NO_WHOLE_TURN:  # its table is a long job of its own: reports never start it
+        return (f"The two-player table of mode {mode} ({variant}) is not stored, and reports do not start its job "
+                f"(minutes of CPU): POST /v1/tables/{mode}/jobs computes it.",
+                f"the two-player table of mode {mode} ({variant}) is not in the store: POST /v1/tables/{mode}/jobs "
+                "computes it")
     if not inputs.solve:
         here = ", ".join(schedule.solve_modes()) or "none"
         return (f"The two-player table of mode {mode} ({variant}) is not stored; no job was started here "

@@ -45,19 +45,12 @@ TRANSIENT = (OperationalError, ConnectionError, TimeoutError, RedisConnectionErr
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5, "acks_late": True}
 VARIANTS = ("before-draw", "draw-then-recycle")
 
-# The modes whose two-player table is computed within the memory budget (4 GiB for the whole
-# process: the mode's transition table, its kernel and the solve). Peak resident memory of
-# `solve_game` in a fresh process (2026-11-30, CPU seconds of table + solve):
-# original 0.4 GiB (about 10 s), big-summer-action-movie 0.8 GiB (83 s), santa-claus-meets-the-zombies
-# 1.9 GiB (170 s). direct-to-video-sequel (303,836 dice states a turn, 4.8x santa's) passed 7 GiB
-# resident seven minutes into its game solve (stopped there).
-TABLE_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies")
-# The others, and why (openapi.yaml, parameter `tableMode`).
-NO_TABLE = {
-    "direct-to-video-sequel": "no full-game table for direct-to-video-sequel: its game solve (303,836 dice states a "
-                              "turn, Hunk, Hottie and Santa together) passes 7 GiB, over the 4 GiB memory budget "
-                              "of a table job",
-}
+# The modes whose two-player table is computed, each within the memory budget (4 GiB for the whole
+# process: the mode's transition table, its kernel and the solve of one unit). Peak resident memory and CPU
+# of the solve in a fresh process (2026-11-30, bench/bench_game.py): see README.md, "Benchmarks".
+# direct-to-video-sequel's units are a third of a score total each (analysis.game.MEMORY_SPLIT).
+TABLE_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
+NO_TABLE: dict[str, str] = {}  # modes without a table, and why (none now)
 
 
 def no_table_reason(mode: str) -> str | None:

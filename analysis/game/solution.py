@@ -24,6 +24,11 @@ from .kernel import Sweep, kernel_for, sweep
 __all__ = ["GameSolution", "GameDecision", "WorkUnit", "solve_game", "game_layers", "solve_layer", "assemble"]
 
 FIXED = 6  # a level of a sweep costs about as much as this many columns of it (see `_chunks`)
+# Units per score total at least, so that one unit's sweeps stay within the memory budget of a table job
+# (4 GiB): the sweep holds every level of its columns over all dice states (kernel.py). In
+# direct-to-video-sequel (303,836 dice states) a whole total's 26 columns passed 4 GiB beside the 1.6 GiB
+# kernel; a third of them peaked at 2.5 GiB in all (bench/bench_game.py --mode direct-to-video-sequel).
+MEMORY_SPLIT = {"direct-to-video-sequel": 3}
 
 FORMAT = "zombie-odds/game/1"
 
@@ -184,7 +189,9 @@ class WorkUnit:
 
 def game_layers(mode: str, recycle: str = "before-draw", split: int = 1, cap: int = CAP) -> list[list[WorkUnit]]:
     """The solve as layers of independent units: every unit of a layer needs the results of all
-    earlier layers only. `split` cuts each score total into at most that many units."""
+    earlier layers only. `split` cuts each score total into at most that many units (at least
+    `MEMORY_SPLIT` of the mode: a sweep's memory grows with the columns it carries)."""
+    split = max(split, MEMORY_SPLIT.get(mode, 1))
     layers = [[WorkUnit(mode, recycle, 0, (), cap)]]
     for k, total in enumerate(range(2 * GOAL - 2, -1, -1), start=1):
         layers.append([WorkUnit(mode, recycle, k, chunk, cap) for chunk in _chunks(pairs_of(total), split)])
