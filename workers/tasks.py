@@ -48,7 +48,7 @@ VARIANTS = ("before-draw", "draw-then-recycle")
 # The modes whose two-player table is computed, each within the memory budget (4 GiB for the whole
 # process: the mode's transition table, its kernel and the solve of one unit). Peak resident memory and CPU
 # of the solve in a fresh process (2026-11-30, bench/bench_game.py): see README.md, "Benchmarks".
-# direct-to-video-sequel's units are a third of a score total each (analysis.game.MEMORY_SPLIT).
+# direct-to-video-sequel's units are at most a third of a score total each (analysis.game.MEMORY_SPLIT).
 TABLE_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
 NO_TABLE: dict[str, str] = {}  # modes without a table, and why (none now)
 
