@@ -17,7 +17,8 @@ layer by the least turn total at which the state can occur (in the base game: th
 pile), so at level ``T`` only a prefix of each layer is reachable, and only that prefix is computed
 (the others are never read: a roll from a computed position leads to computed positions). Each
 column has a top level per block above which the caller has shown that every state of the block
-stops.
+stops; a column that stops in every block at level ``T`` is not computed there at all (`sweep`): with
+``Q_d[i] = sum_j P_d[i, j]``, its part of ``keep`` at ``T - d`` is ``Q_d[i] (stop[T] - S0)``.
 """
 
 from __future__ import annotations
