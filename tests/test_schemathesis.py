@@ -132,7 +132,7 @@ TABLES = "^/v1/(tables|jobs)"  # few inputs each (a mode, a player count, a vari
 
 
 @schema.exclude(path_regex=TABLES).parametrize()
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.filter_too_much])
 def test_the_api_keeps_its_contract(case: Any) -> None:
     REQUESTS[case.operation.label] += 1
@@ -148,11 +148,11 @@ def test_the_tables_keep_their_contract(case: Any) -> None:
 
 
 def test_enough_requests_were_generated() -> None:
-    """>= 1,000 requests in all (the odds operations carry the count: the others have few inputs), and every
-    operation had some."""
+    """>= 500 requests in all (the odds operations carry the count: the others have few inputs), and every
+    operation had some. (100 examples per operation: the whole suite must stay within CI's 20 minutes.)"""
     if not {"GET /v1/odds", "POST /v1/odds", "GET /v1/odds.txt"} <= REQUESTS.keys():
         pytest.skip(f"the contract test did not run for every odds operation: {dict(REQUESTS)}")
-    assert sum(REQUESTS.values()) >= 1000, REQUESTS
+    assert sum(REQUESTS.values()) >= 500, REQUESTS
     # Every operation is exercised, but the one serving this document (schemathesis leaves it out by design).
     operations = {f"{method.upper()} {path}" for path, item in load()[1]["paths"].items() for method in item
                   if method in ("get", "put", "post", "delete", "patch")} - {"GET /openapi.yaml"}
