@@ -400,3 +400,13 @@ def test_a_double_feature_game_is_solved(df_game):
 def test_a_double_feature_column_is_the_same_whatever_its_batch(df_game):
     """The same with rescues: rolls that take brains away read lower levels, narrowed to the batch's width."""
     _batch_independence(DF)
+
+
+def test_the_reduced_model_plays_a_double_feature_mode(df_game):
+    """N players with Hunk and Hottie (the simulation maps a physical turn to its dice state by its whole
+    `DiceState`): the model's errors on a few hundred games are of the order bench/bench_many.py measured."""
+    check = check_reduced_model(df_game, 3, 300, seed=11)
+    assert sum(check.simulated) == pytest.approx(1) and check.turns > 900
+    measured = MEASURED[(DF, "before-draw", 3)]
+    assert abs(check.bias - measured.bias) < 0.04
+    assert max(abs(e) for e in check.errors) < 0.035 + 4 * max(check.standard_error)

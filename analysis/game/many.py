@@ -43,7 +43,9 @@ calibration by bins of the estimate; `MEASURED`, from bench/bench_many.py, 4,000
 bias -0.010 (3 players), -0.019 (4), -0.022 (5), -0.025 (6), -0.026 (7), -0.026 (8); the largest
 calibration error over bins of 100 turns or more 0.028, 0.031, 0.050, 0.051, 0.085, 0.088 (in the
 [0.4, 0.5) bin of 8 players the mover wins 54% of the time, estimated 45%); draw-then-recycle:
-bias within 0.001 of these, calibration error 0.027 to 0.097 (7 players). It still underrates the
+bias within 0.001 of these, calibration error 0.027 to 0.097 (7 players). Big Summer and Santa
+(both variants, the same runs with `--mode`): bias -0.008 (3 players) to -0.027 (8), calibration error
+0.019 to 0.079. It still underrates the
 mover a little, most with many players: in these games the others below the leader average 0.44 L
 (3 players) to 0.34 L (8), lower than uniform on ``0..L``. The earlier table, every opponent given
 the leader's side of the duel at the mover's seat (``d / (d + (N - 1) (1 - d))``), underrated the
@@ -314,7 +316,8 @@ class MeasuredError:
                    check.bias, check.table_error())
 
 
-# (mode, variant, players) -> the measurement, by `PYTHONPATH=. .venv/bin/python bench/bench_many.py --recycle R`
+# (mode, variant, players) -> the measurement, by `PYTHONPATH=. .venv/bin/python bench/bench_many.py --mode M
+# --recycle R`
 # (4,000 games per player count, seed = players). Only these are served as tables (api/tables.py): a
 # mode whose model was never checked against simulation has no N-player table.
 MEASURED: dict[tuple[str, str, int], MeasuredError] = {  # games, seed, turns, start, se, bias, calibration
@@ -342,4 +345,52 @@ MEASURED: dict[tuple[str, str, int], MeasuredError] = {  # games, seed, turns, s
                                                         -0.026071314697567974, 0.09645017569692826),
     ("original", "draw-then-recycle", 8): MeasuredError(4000, 8, 92296, 0.02706912302574309, 0.005641917615048983,
                                                         -0.025641282630474063, 0.0778570003440045),
+    ("big-summer-action-movie", "before-draw", 3): MeasuredError(
+        4000, 3, 57172, 0.021942074519453847, 0.007654655446197431, -0.008338966280676626, 0.021105037073833932),
+    ("big-summer-action-movie", "before-draw", 4): MeasuredError(
+        4000, 4, 68697, 0.018960273022203267, 0.007189158504303546, -0.014505419256668858, 0.030518053854115323),
+    ("big-summer-action-movie", "before-draw", 5): MeasuredError(
+        4000, 5, 79592, 0.02757126624985662, 0.006522916333972098, -0.019251804356592996, 0.057738734507770006),
+    ("big-summer-action-movie", "before-draw", 6): MeasuredError(
+        4000, 6, 90189, 0.018304736095663326, 0.006221489974274652, -0.021829686057711344, 0.07794177133312119),
+    ("big-summer-action-movie", "before-draw", 7): MeasuredError(
+        4000, 7, 99789, 0.02019523848295629, 0.005946212029519298, -0.023050480190959618, 0.06906753823961331),
+    ("big-summer-action-movie", "before-draw", 8): MeasuredError(
+        4000, 8, 109451, 0.023707221492599614, 0.005610702663214296, -0.02323571076633232, 0.07849433357167435),
+    ("big-summer-action-movie", "draw-then-recycle", 3): MeasuredError(
+        4000, 3, 57151, 0.019704095022191448, 0.0076707072685639624, -0.008170622467968949, 0.02052855957161981),
+    ("big-summer-action-movie", "draw-then-recycle", 4): MeasuredError(
+        4000, 4, 68757, 0.021651540694099802, 0.007215988108014037, -0.01440729829160412, 0.03914321336340476),
+    ("big-summer-action-movie", "draw-then-recycle", 5): MeasuredError(
+        4000, 5, 79499, 0.02332574425701847, 0.00656312497024093, -0.01946647560006114, 0.05113383593183429),
+    ("big-summer-action-movie", "draw-then-recycle", 6): MeasuredError(
+        4000, 6, 90342, 0.02080787282660826, 0.006312665839405726, -0.021474239062399567, 0.07703671440513071),
+    ("big-summer-action-movie", "draw-then-recycle", 7): MeasuredError(
+        4000, 7, 99623, 0.024947557349682584, 0.005939276050159649, -0.023100283832842593, 0.06719759349350168),
+    ("big-summer-action-movie", "draw-then-recycle", 8): MeasuredError(
+        4000, 8, 109411, 0.021209005170615344, 0.005506778493366153, -0.023600433326350572, 0.060150787904613534),
+    ("santa-claus-meets-the-zombies", "before-draw", 3): MeasuredError(
+        4000, 3, 46499, 0.018514673918604563, 0.007671692080304058, -0.010973580487780485, 0.02257868123067408),
+    ("santa-claus-meets-the-zombies", "before-draw", 4): MeasuredError(
+        4000, 4, 55237, 0.01470701731467347, 0.007187348911455461, -0.01874088841877377, 0.0378457048638553),
+    ("santa-claus-meets-the-zombies", "before-draw", 5): MeasuredError(
+        4000, 5, 63618, 0.024507943821941214, 0.006769544620947557, -0.02251049917309602, 0.0538309340934115),
+    ("santa-claus-meets-the-zombies", "before-draw", 6): MeasuredError(
+        4000, 6, 71848, 0.02926536593556109, 0.006224587084698871, -0.02571608760419707, 0.06375629342317335),
+    ("santa-claus-meets-the-zombies", "before-draw", 7): MeasuredError(
+        4000, 7, 79607, 0.037273575755868496, 0.00608767196882355, -0.026112742609648847, 0.06504403404936882),
+    ("santa-claus-meets-the-zombies", "before-draw", 8): MeasuredError(
+        4000, 8, 86711, 0.02388275682906954, 0.005695709734089335, -0.026660985358947974, 0.06398652411125416),
+    ("santa-claus-meets-the-zombies", "draw-then-recycle", 3): MeasuredError(
+        4000, 3, 46530, 0.01056337698466181, 0.0076422509772971995, -0.01158394049565725, 0.019290300335572358),
+    ("santa-claus-meets-the-zombies", "draw-then-recycle", 4): MeasuredError(
+        4000, 4, 55467, 0.010235094852124399, 0.007154324522622664, -0.01939036212418556, 0.05059545424783407),
+    ("santa-claus-meets-the-zombies", "draw-then-recycle", 5): MeasuredError(
+        4000, 5, 63819, 0.025526183228754495, 0.006686636626511119, -0.02296681707964898, 0.0589348506629942),
+    ("santa-claus-meets-the-zombies", "draw-then-recycle", 6): MeasuredError(
+        4000, 6, 71811, 0.03149742757239224, 0.00619343276180504, -0.025597953085818494, 0.05611446342746068),
+    ("santa-claus-meets-the-zombies", "draw-then-recycle", 7): MeasuredError(
+        4000, 7, 79142, 0.03253304271324768, 0.006116973056586076, -0.025090675788773727, 0.07193310737263414),
+    ("santa-claus-meets-the-zombies", "draw-then-recycle", 8): MeasuredError(
+        4000, 8, 86886, 0.02264004417936842, 0.005722215480039178, -0.026759814745698142, 0.06978992375242532),
 }

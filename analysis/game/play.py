@@ -83,7 +83,11 @@ def fresh_turn(mode: str = "original", recycle: str = "before-draw") -> Turn:
 
 
 def dice_state_index(turn: Turn) -> int:
-    """The table index of a physical turn's dice state (base-game dice: counts per kind)."""
+    """The table index of a physical turn's dice state: in the base game by counts per kind (fast: a
+    simulation asks this every roll); in a Double Feature mode by its full `DiceState` (faces set aside,
+    effects, Santa kept out)."""
+    if not MODES[turn.mode].plain:
+        return table_for(turn.mode, turn.recycle).index[turn.position().state]
     return _state_index(turn.mode, turn.recycle)[_counts(turn)]
 
 
