@@ -353,7 +353,7 @@ def test_a_huge_turn_is_answered_without_a_huge_sweep(client: FlaskClient) -> No
         ({"scores": [3, 13], "seat": 1}, ["scores"]),
         ({"scores": [15, 9, 3], "seat": 1}, ["scores"]),
         ({"scores": [3, 4, 5], "seat": 4}, ["seat"]),
-        ({"scores": [3, 4, 5], "seat": 1, "mode": "big-summer-action-movie"}, ["scores"]),  # model not checked there
+        ({"scores": [3, 4, 5], "seat": 1, "mode": "direct-to-video-sequel"}, ["scores"]),  # model not checked there
         ({"scores": [3, 4], "seat": 3}, ["seat"]),
         ({"scores": [3, 4], "seat": 1, "objective": "reach:3"}, ["objective"]),
         ({"scores": [3, 4], "seat": 1, "shotguns": ["red", "red", "red"]}, ["shotguns"]),
