@@ -48,8 +48,7 @@ __all__ = ["bp", "TABLE_MODES", "table_url", "table_answer", "table_rows", "redu
 bp = Blueprint("tables", __name__)
 
 IMMUTABLE = "public, max-age=31536000, immutable"
-# seconds: about the time a table takes to compute on this 2-core machine (bench/bench_game.py)
-# Seconds until a table job is likely done on one worker (its CPU time, README.md "Benchmarks")
+# Seconds until a table job is likely done on one worker of this 2-core machine (its CPU time: README.md)
 RETRY_AFTER = {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300,
                "direct-to-video-sequel": 900}
 WIN_FIELDS = ("scores", "seat", "final_round")

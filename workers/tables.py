@@ -38,7 +38,6 @@ from analysis.position import RECYCLE_VARIANTS
 from .celery_app import app
 from .store import ENGINE_VERSION, CorruptEntry, Key, try_lock
 from .tasks import (
-    NO_TABLE,
     TABLE_MODES,
     BrokerUnavailable,
     job_status,
@@ -50,7 +49,7 @@ from .tasks import (
 
 __all__ = ["NotHere", "embedded_modes",
            "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
-           "TABLE_MODES", "NO_TABLE", "no_table_reason"]
+           "TABLE_MODES", "no_table_reason"]
 
 # What calling the job queue (Redis) may raise when it is down or unreachable.
 QUEUE_ERRORS = (BrokerUnavailable, OperationalError, RedisError, ConnectionError, TimeoutError)

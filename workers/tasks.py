@@ -35,7 +35,7 @@ from analysis.game import WorkUnit, assemble, game_layers, merge, solve_layer
 from .celery_app import visibility_timeout
 from .store import CorruptEntry, JobKey, Key, Store
 
-__all__ = ["TABLE_MODES", "NO_TABLE", "no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
+__all__ = ["TABLE_MODES", "no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
            "start_table_job", "resume_lost_jobs", "store",
            "table_key", "job_status"]
 
@@ -50,14 +50,11 @@ VARIANTS = ("before-draw", "draw-then-recycle")
 # of the solve in a fresh process (2026-11-30, bench/bench_game.py): see README.md, "Benchmarks".
 # direct-to-video-sequel's units are at most a third of a score total each (analysis.game.MEMORY_SPLIT).
 TABLE_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
-NO_TABLE: dict[str, str] = {}  # modes without a table, and why (none now)
 
 
 def no_table_reason(mode: str) -> str | None:
     """Why `mode` has no full-game table, or None if it has one."""
-    if mode in TABLE_MODES:
-        return None
-    return NO_TABLE.get(mode, f"no such mode: {mode}")
+    return None if mode in TABLE_MODES else f"no such mode: {mode}"
 
 
 class BrokerUnavailable(RuntimeError):
