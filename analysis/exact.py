@@ -26,6 +26,7 @@ from gmpy2 import mpq
 
 from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
 from .position import BusState, DiceState
+from .residues import Residues
 from .table import CHANCE, DECISION, STOPPED, TYRE
 
 __all__ = ["ExactTurn", "exact_turn", "to_fraction", "ExactBusTurn", "exact_bus_turn", "solve_exact"]
@@ -245,6 +246,26 @@ def solve_exact(rows: dict, rhs: dict) -> dict:
     for v in reversed(order):
         x[v] = (b[v] - sum((c * x[w] for w, c in a[v].items() if w != v), mpq(0))) / a[v][v]
     return x
+
+
+class Rationals:
+    """`residues.Residues`' interface on exact rationals (``gmpy2.mpq``): the arithmetic of a flow of
+    probability that a linear system must solve (a cyclic block)."""
+
+    def one(self) -> mpq:
+        return mpq(1)
+
+    def scale(self, x: mpq, ways, den: int):
+        """``x * ways / den``; a list of them for an array of `ways`."""
+        if isinstance(ways, np.ndarray):
+            return [x * mpq(int(w), den) for w in ways.tolist()]
+        return x * mpq(ways, den)
+
+    def add(self, x: mpq, y: mpq) -> mpq:
+        return x + y
+
+    def fractions(self, values: dict) -> dict:
+        return {k: to_fraction(v) for k, v in values.items()}
 
 
 class ExactBusTurn:
@@ -515,42 +536,64 @@ class ExactBusTurn:
         return self._distributions[key]
 
     def _forward(self, c0: int, score0: int) -> dict[int, Fraction]:
+        """P(final turn score = k) from chance node `c0` at `score0` under the policy (`_flow`).
+
+        Masses are rationals of thousands of digits on a bus turn, so an acyclic table flows them as residues
+        modulo enough primes (`residues.Residues`), as many as twice the bits of the value's larger part
+        (the distribution's fractions are about as large as the value they average) and twice that again
+        until every fraction is recovered and checked, and the probabilities sum to 1. A cyclic block is
+        solved as a linear system (`_forward_block`): there the masses are rationals (`Rationals`)."""
+        if any(self.table.cyclic):
+            return self._flow(c0, score0, Rationals())
+        value = self.value(c0, score0)
+        k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # 2**30 < p
+        while True:
+            out = self._flow(c0, score0, Residues(k))
+            if out is not None and sum(out.values()) == 1:
+                return out
+            k *= 2
+
+    def _flow(self, c0: int, score0: int, field) -> dict[int, Fraction] | None:
         """Probability mass forward from chance node `c0` in the reverse of the sweep's order: blocks from
         last to first, levels upwards, layers from last to first; a chance node's loops pass its mass on
-        at once (its throughput is the mass over ``1 - sum`` of the loops that roll it again); a cyclic
-        block is solved as a whole (`_forward_block`)."""
-        final: dict[int, mpq] = {}
-        pending: dict[tuple[int, int], dict[int, dict[int, mpq]]] = {}  # (block, score) -> layer -> mass
+        at once (its throughput is the mass times ``den / (den - back)``, ``back`` the ways of the loops
+        that roll it again); a cyclic block is solved as a whole (`_forward_block`). `field` does the
+        arithmetic (`Rationals` or `Residues`); None if its residues were too few."""
+        final: dict = {}
+        pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> node -> mass
         t = self.table
 
-        def add(i: int, score: int, mass: mpq) -> None:
+        def add(i: int, score: int, mass) -> None:
             if i < 0 or t.kind[i] == STOPPED:
-                final[score] = final.get(score, mpq(0)) + mass
-                return
-            b, k = self._place[i]
-            here = pending.setdefault((b, score), {}).setdefault(k, {})
-            here[i] = here.get(i, mpq(0)) + mass
+                here, i = final, score
+            else:
+                b, k = self._place[i]
+                here = pending.setdefault((b, score), {}).setdefault(k, {})
+            old = here.get(i)
+            here[i] = mass if old is None else field.add(old, mass)
 
-        def decide(i: int, score: int, mass: mpq) -> None:
+        def decide(i: int, score: int, mass) -> None:
             if t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
-                final[score] = final.get(score, mpq(0)) + mass
+                add(-1, score, mass)
             else:
                 add(self._choice(i, score), score, mass)
 
-        def spread(c: int, score: int, mass: mpq) -> None:
-            edges, loops = self._edges(c)
-            back = sum((q for h, q in loops if self._choice(h, score) == c), mpq(0))
-            mass = mass / (1 - back) if back else mass
-            for h, q in loops:
-                if self._choice(h, score) != c:
-                    decide(h, score, mass * q)
-            for d, j, p in edges:
-                add(j, score + d, mass * p)
-            busted = mpq(t.bust[c], t.denominator[c])
-            if busted:
-                final[0] = final.get(0, mpq(0)) + mass * busted
+        def spread(c: int, score: int, mass) -> None:
+            den, loops, edges = t.denominator[c], t.loops[c], t.edges[c]
+            back = sum(w for h, w in loops if self._choice(h, score) == c)
+            if back:
+                mass = field.scale(mass, den, den - back)
+            others = [(h, w) for h, w in loops if self._choice(h, score) != c]
+            ways = [w for _, w in others] + [w for _, _, w in edges] + [t.bust[c]]
+            out = field.scale(mass, np.array(ways, dtype=np.int64), den)
+            for (h, _), m in zip(others, out):
+                decide(h, score, m)
+            for (d, j, _), m in zip(edges, out[len(others):]):
+                add(j, score + d, m)
+            if t.bust[c]:
+                add(-1, 0, out[-1])
 
-        add(c0, score0, mpq(1))
+        add(c0, score0, field.one())
         while pending:
             key = max(pending, key=lambda bs: (bs[0], -bs[1]))
             if t.cyclic[key[0]]:
@@ -564,7 +607,7 @@ class ExactBusTurn:
                     else:
                         decide(i, key[1], mass)
             del pending[key]
-        return {k: to_fraction(v) for k, v in sorted(final.items())}
+        return field.fractions(dict(sorted(final.items())))
 
     def _forward_block(self, b: int, pending: dict, add, decide, spread) -> None:
         """The mass entering cyclic block `b`, through it exactly: the pairs it can reach inside the block

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from hypothesis import assume
 from hypothesis import strategies as st
 
@@ -42,3 +44,8 @@ def reachable_positions(draw, table, banked: int = 0) -> Position:
         return Position.from_state(table.mode, state, banked, table.recycle)
     except PositionError:  # e.g. Santa kept out by a recycling needs noted brains
         assume(False)
+
+
+def fractions(bits: int = 64) -> st.SearchStrategy:
+    """Rationals whose numerator and denominator have at most `bits` bits (signed)."""
+    return st.builds(Fraction, st.integers(-(2**bits) + 1, 2**bits - 1), st.integers(1, 2**bits - 1))

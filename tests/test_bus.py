@@ -10,7 +10,7 @@ import pytest
 
 from analysis import MODES, BusState, Position, PositionError, next_roll, odds, parse_objective
 from analysis.dice import BUS
-from analysis.exact import exact_bus_turn, solve_exact, to_fraction
+from analysis.exact import Rationals, exact_bus_turn, solve_exact, to_fraction
 from analysis.policy import Objective, bus_solve, close_loops
 from analysis.position import min_noted
 from analysis.roll import TyreTracks, bus_results, legal_actions
@@ -400,6 +400,21 @@ def test_odds_are_consistent(mode, objective):
     assert o.decision.action == "tie" or o.decision.actions[o.decision.action] == best
     for g in o.give_up:
         assert g.choices[g.choice] == max(g.choices.values())
+
+
+@pytest.mark.parametrize("objective", ["expected-brains", "reach:8"])
+def test_residues_give_the_rationals_distribution(objective):
+    """The score distribution flowed as residues and recovered (acyclic tables) is the one flowed in exact
+    rationals, fraction for fraction, from a riding position and from one before boarding."""
+    exact = exact_bus_turn(ORIGINAL, "before-draw", parse_objective(objective))
+    table = exact.table
+    for p in (bus(footprints=["green"], brains=["green", "yellow"], shotguns=["red"]),
+              bus(footprints=["red"], brains=["green", "yellow"], shotguns=["yellow"], riding=True, bus_brains=1)):
+        i = table.index[p.bus_state]
+        for action, c in table.actions[i]:
+            flowed = exact._forward(c, p.score)
+            assert flowed == exact._flow(c, p.score, Rationals()), action
+            assert sum(flowed.values()) == 1
 
 
 def test_the_bus_is_worth_something_from_the_turn_start():

@@ -1,0 +1,130 @@
+"""Exact rationals computed modulo many primes at once, then recovered.
+
+Why: the probability that flows through a School Bus turn is a rational of thousands of digits at
+every node (each loop of a chance node divides by its own ``1 - back``), and adding two such
+fractions costs a gcd of that size. Modulo a prime ``p`` below 2**31 every operation is one machine
+multiply, so a computation that only adds, multiplies and divides by integers is run on vectors of
+residues modulo ``K`` primes at once (numpy), and each result ``x`` is recovered from its residues:
+the Chinese remainder theorem gives ``r = x mod M`` (``M`` the product of the primes), and rational
+reconstruction (Wang: the extended Euclidean algorithm on ``M`` and ``r``, stopped halfway) gives the
+unique ``a / b`` with ``|a|, b <= sqrt(M / 2)`` and ``a = b r (mod M)``, which is ``x`` whenever
+``x``'s numerator and denominator are that small.
+
+Nothing is guessed: `Residues.fractions` checks every recovered fraction against primes kept out of
+``M`` (a wrong one passes a check with probability below 2**-30 per prime) and returns None when one
+fails, or when no fraction within the bound exists; the caller then doubles ``K``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cache
+
+import gmpy2
+import numpy as np
+from gmpy2 import mpz
+
+__all__ = ["Residues", "reconstruct"]
+
+CHECKS = 4  # primes outside M, each result checked against them
+LIMIT = 2**64  # an unreduced residue stays below this
+_FIRST = 2**30  # primes between 2**30 and 2**31: a product of two residues fits in 63 bits
+
+
+@cache
+def _primes(k: int) -> tuple[int, ...]:
+    out, p = [], _FIRST
+    for _ in range(k):
+        p = int(gmpy2.next_prime(p))
+        out.append(p)
+    return tuple(out)
+
+
+def reconstruct(r: int, m: int) -> Fraction | None:
+    """The fraction ``a / b`` with ``a = b r (mod m)`` and ``|a|, b <= sqrt(m / 2)``, if there is one (it is
+    then unique); None otherwise."""
+    bound = gmpy2.isqrt(mpz(m) // 2)
+    r0, r1, t0, t1 = mpz(m), mpz(r) % m, mpz(0), mpz(1)
+    while r1 > bound:
+        q = r0 // r1
+        r0, r1 = r1, r0 - q * r1
+        t0, t1 = t1, t0 - q * t1
+    if t1 == 0 or abs(t1) > bound or gmpy2.gcd(r1, t1) != 1:
+        return None
+    return Fraction(int(r1 if t1 > 0 else -r1), int(abs(t1)))
+
+
+class Residues:
+    """Arithmetic on vectors of residues modulo `k` primes plus `CHECKS` check primes (uint64 arrays).
+
+    A value is a pair ``(vector, bound)``: the vector's entries are congruent to the value's residues and
+    below ``bound``. Sums and products by counts of ways are left unreduced while the bound stays below
+    2**63 (a modulo costs ten times a multiply), so a roll's results cost one multiply per prime each."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self.primes = _primes(k + CHECKS)
+        self.p = np.array(self.primes, dtype=np.uint64)
+        self._inverses: dict[int, np.ndarray] = {}
+
+    def one(self) -> tuple[np.ndarray, int]:
+        return np.ones(len(self.primes), dtype=np.uint64), 2
+
+    def inverse(self, n: int) -> np.ndarray:
+        """``1 / n`` modulo every prime (`n` is an integer no prime divides: a count of ways below 2**30)."""
+        if n not in self._inverses:
+            if not 0 < n < _FIRST:
+                raise ValueError(f"{n} ways: not invertible modulo primes above 2**30")
+            self._inverses[n] = np.array([pow(n, -1, p) for p in self.primes], dtype=np.uint64)
+        return self._inverses[n]
+
+    def _reduced(self, x: tuple[np.ndarray, int]) -> np.ndarray:
+        return x[0] % self.p if x[1] > _FIRST else x[0]
+
+    def add(self, x: tuple[np.ndarray, int], y: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
+        if x[1] + y[1] < LIMIT:
+            return x[0] + y[0], x[1] + y[1]
+        return self._reduced(x) + self._reduced(y), 2 * _FIRST * 2
+
+    def scale(self, x: tuple[np.ndarray, int], ways, den: int):
+        """``x * ways / den`` for one integer `ways`, or a list of them for an array of `ways`."""
+        y = (self._reduced(x) * self.inverse(den)) % self.p  # below 2**31
+        if isinstance(ways, np.ndarray):
+            top = int(ways.max(initial=0))
+            if top >= 2**32:
+                raise ValueError("ways of a roll exceed 2**32")
+            rows = ways.astype(np.uint64)[:, None] * y
+            return [(row.copy(), int(w) << 31) for w, row in zip(ways.tolist(), rows)]  # (a view keeps all rows)
+        return y * np.uint64(ways), ways << 31
+
+    def fractions(self, values: dict) -> dict | None:
+        """Every value recovered as a `Fraction` (same keys), or None if `k` primes were too few."""
+        primes, k = self.primes[:self.k], self.k
+        m = mpz(1)
+        for p in primes:
+            m *= p
+        basis = [(m // p) * pow(int(m // p % p), -1, p) for p in primes]  # CRT: r = sum x_i * basis_i mod m
+        checks = self.primes[k:]
+        out: dict = {}
+        known: list[int] = []  # denominators found so far: results of one computation share most of them
+        bound = gmpy2.isqrt(m // 2)
+        for key, x in values.items():
+            residues = (x[0] % self.p).tolist()
+            r = sum((mpz(a) * b for a, b in zip(residues[:k], basis)), mpz(0)) % m
+            value = None
+            for b in known[-4:]:
+                a = r * b % m
+                a = a - m if a > m // 2 else a
+                if abs(a) <= bound:
+                    value = Fraction(int(a), b)
+                    break
+            if value is None:
+                value = reconstruct(int(r), int(m))
+                if value is None:
+                    return None
+                known.append(value.denominator)
+            for p, a in zip(checks, residues[k:]):
+                if (value.numerator - value.denominator * a) % p:
+                    return None
+            out[key] = value
+        return out
