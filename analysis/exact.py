@@ -22,14 +22,16 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
-from gmpy2 import mpq
+import scipy.sparse as sp
+from gmpy2 import mpq, mpz
 
 from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
 from .position import BusState, DiceState
 from .residues import Residues
 from .table import CHANCE, DECISION, STOPPED, TYRE
 
-__all__ = ["ExactTurn", "exact_turn", "to_fraction", "ExactBusTurn", "exact_bus_turn", "solve_exact"]
+__all__ = ["ExactTurn", "exact_turn", "to_fraction", "fraction_text", "ExactBusTurn", "exact_bus_turn",
+           "solve_exact"]
 
 MARGIN = 1e-9
 DISTRIBUTIONS_KEPT = 4096  # distributions are per position (a forward pass each): keep the recent ones
@@ -38,6 +40,12 @@ _CHOICE = ("stop", "roll", None)
 
 def to_fraction(x: mpq) -> Fraction:
     return Fraction(int(x.numerator), int(x.denominator))
+
+
+def fraction_text(x: Fraction) -> str:
+    """``"p/q"``, whatever the size: a School Bus turn's fractions run to thousands of digits, past Python's
+    limit on converting an int to text (gmpy2 writes them, in less than quadratic time)."""
+    return f"{mpz(x.numerator).digits()}/{mpz(x.denominator).digits()}"
 
 
 def _mpq(x: Fraction) -> mpq:
@@ -263,6 +271,10 @@ class Rationals:
 
     def add(self, x: mpq, y: mpq) -> mpq:
         return x + y
+
+    @staticmethod
+    def own(x: mpq) -> mpq:
+        return x
 
     def fractions(self, values: dict) -> dict:
         return {k: to_fraction(v) for k, v in values.items()}
@@ -548,7 +560,7 @@ class ExactBusTurn:
         value = self.value(c0, score0)
         k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # 2**30 < p
         while True:
-            out = self._flow(c0, score0, Residues(k))
+            out = self._flow_layers(c0, score0, Residues(k))
             if out is not None and sum(out.values()) == 1:
                 return out
             k *= 2
@@ -570,7 +582,7 @@ class ExactBusTurn:
                 b, k = self._place[i]
                 here = pending.setdefault((b, score), {}).setdefault(k, {})
             old = here.get(i)
-            here[i] = mass if old is None else field.add(old, mass)
+            here[i] = field.own(mass) if old is None else field.add(old, mass)
 
         def decide(i: int, score: int, mass) -> None:
             if t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
@@ -606,6 +618,71 @@ class ExactBusTurn:
                         spread(i, key[1], mass)
                     else:
                         decide(i, key[1], mass)
+            del pending[key]
+        return field.fractions(dict(sorted(final.items())))
+
+    def _flow_layers(self, c0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
+        """`_flow` on an acyclic table in residues, a layer at a time: the chance nodes of a layer roll
+        together, as one sparse product of their ways (`BusTable.ways`) and their masses, each over
+        ``den - back`` (its own roll's denominator less the ways of the loops that roll it again, so the
+        loops are closed at once: ``mass / (1 - back / den) * ways / den``)."""
+        final: dict = {}
+        pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> node -> mass
+        t = self.table
+        n1, ways = len(t) + 1, t.ways
+
+        def add(i: int, score: int, mass) -> None:
+            if i < 0 or t.kind[i] == STOPPED:
+                here, i = final, score
+            else:
+                b, k = self._place[i]
+                here = pending.setdefault((b, score), {}).setdefault(k, {})
+            old = here.get(i)
+            here[i] = field.own(mass) if old is None else field.add(old, mass)
+
+        def decide(i: int, score: int, mass) -> None:
+            if t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
+                add(-1, score, mass)
+            else:
+                add(self._choice(i, score), score, mass)
+
+        def roll(chance: list[int], masses: list, score: int) -> None:
+            inverses = []
+            for c in chance:
+                back = sum(w for h, w in t.loops[c] if self._choice(h, score) == c)
+                inverses.append(field.inverse(t.denominator[c] - back))
+            z = (np.stack([m[0] for m in masses]) % field.p * np.stack(inverses)) % field.p
+            for c, row in zip(chance, z):
+                for h, w in t.loops[c]:
+                    if self._choice(h, score) != c:
+                        decide(h, score, (row * np.uint64(w), w << 31))
+            bust = np.array([t.bust[c] for c in chance], dtype=np.uint64)
+            if bust.any():
+                add(-1, 0, (bust @ z, int(bust.sum()) << 31))
+            sub = ways[chance].tocoo()
+            targets, col = np.unique(sub.col, return_inverse=True)
+            w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), len(chance)))
+            bounds = np.asarray(w.sum(axis=1, dtype=np.uint64)).ravel().tolist()
+            if max(bounds + [int(bust.sum())]) >= 2**32:
+                raise ValueError("a layer's ways into one node pass 2**32: residues would overflow")
+            for target, row, bound in zip(targets.tolist(), w @ z, bounds):
+                d, j = divmod(target, n1)
+                add(j, score + d + t.min_delta, (row, bound << 31))
+
+        add(c0, score0, field.one())
+        while pending:
+            key = max(pending, key=lambda bs: (bs[0], -bs[1]))
+            layers = pending[key]
+            while layers:
+                chance, masses = [], []
+                for i, mass in layers.pop(max(layers)).items():
+                    if t.kind[i] == CHANCE:
+                        chance.append(i)
+                        masses.append(mass)
+                    else:
+                        decide(i, key[1], mass)
+                if chance:
+                    roll(chance, masses, key[1])
             del pending[key]
         return field.fractions(dict(sorted(final.items())))
 

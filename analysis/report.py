@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .dice import MODES, Mode
-from .exact import MARGIN, ExactTurn, exact_turn
+from .exact import MARGIN, ExactTurn, exact_turn, fraction_text
 from .game.rules import Rule, parse_rule, rule_game
 from .game.solution import GameSolution
 from .odds import NO_WHOLE_TURN, TOO_LARGE
@@ -71,10 +71,6 @@ def table(name: str, title: str, columns: Sequence[str], rows: Sequence[Sequence
     matrix of one value by two columns), ``fold`` (its rows say what the section's text says)."""
     return {"name": name, "title": title, "columns": list(columns), "rows": [list(r) for r in rows], "note": note,
             **extra}
-
-
-def _exact(x: Fraction) -> str:
-    return f"{x.numerator}/{x.denominator}"
 
 
 def _fact(label: str, value: float, exact: str | None = None, kind: str = "probability") -> dict[str, Any]:
@@ -136,7 +132,8 @@ def _bust_section(mode: str, variant: str) -> tuple[dict[str, Any], list[dict[st
     rows = []
     for hand, shotguns, position in bust_positions(mode, variant):
         q = next_roll(position).bust
-        rows.append([_pile(hand), shotguns, _pile(position.brains), _pile(position.shotguns), _exact(q), float(q)])
+        rows.append([_pile(hand), shotguns, _pile(position.brains), _pile(position.shotguns), fraction_text(q),
+                     float(q)])
     t = table("bust_odds", "Bust odds of the next roll", ["footprints", "shotguns", "brain_pile", "shotgun_pile",
                                                            "bust_exact", "bust"], rows,
               "Footprint dice in hand by shotguns set aside. The shotgun pile holds the reddest dice left, the "
@@ -159,12 +156,12 @@ def _turn_section(solution: Solution, exact: ExactTurn | None) -> tuple[dict[str
     if exact is not None:
         dist: dict[int, Any] = exact.score_distribution(start, 0)
         value = sum((k * p for k, p in dist.items()), Fraction(0))
-        rows = [[k, _exact(p), float(p)] for k, p in dist.items()]
-        facts = [_fact("Expected score of a turn (optimal play)", float(value), _exact(value), "brains"),
-                 _fact("P(the turn scores 0)", float(dist[0]), _exact(dist[0]))]
+        rows = [[k, fraction_text(p), float(p)] for k, p in dist.items()]
+        facts = [_fact("Expected score of a turn (optimal play)", float(value), fraction_text(value), "brains"),
+                 _fact("P(the turn scores 0)", float(dist[0]), fraction_text(dist[0]))]
         for k in (5, 10, 13):
             at_least = sum((p for s, p in dist.items() if s >= k), Fraction(0))
-            facts.append(_fact(f"P(the turn scores at least {k})", float(at_least), _exact(at_least)))
+            facts.append(_fact(f"P(the turn scores at least {k})", float(at_least), fraction_text(at_least)))
         how = "exact values"
     else:
         dist = float_distribution(solution, optimal_decisions(solution, None))

@@ -82,9 +82,18 @@ class Residues:
         return x[0] % self.p if x[1] > _FIRST else x[0]
 
     def add(self, x: tuple[np.ndarray, int], y: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
-        if x[1] + y[1] < LIMIT:
-            return x[0] + y[0], x[1] + y[1]
-        return self._reduced(x) + self._reduced(y), 2 * _FIRST * 2
+        """``x + y``, in `x`'s array when it owns a 64-bit one: `x` is consumed (an accumulator; none other
+        holds it)."""
+        if x[1] + y[1] >= LIMIT:
+            x, y = (self._reduced(x), 2**31), (self._reduced(y), 2**31)
+        if x[0].base is None and x[0].dtype == np.uint64:
+            return np.add(x[0], y[0], out=x[0]), x[1] + y[1]
+        return np.add(x[0], y[0], dtype=np.uint64), x[1] + y[1]
+
+    def own(self, x: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
+        """`x` in an array of its own, reduced to 32 bits (a value waiting to be added to or rolled: half the
+        memory, and a row of a larger array would keep all of it alive)."""
+        return (x[0] % self.p).astype(np.uint32), 2**31
 
     def scale(self, x: tuple[np.ndarray, int], ways, den: int):
         """``x * ways / den`` for one integer `ways`, or a list of them for an array of `ways`."""
@@ -94,7 +103,7 @@ class Residues:
             if top >= 2**32:
                 raise ValueError("ways of a roll exceed 2**32")
             rows = ways.astype(np.uint64)[:, None] * y
-            return [(row.copy(), int(w) << 31) for w, row in zip(ways.tolist(), rows)]  # (a view keeps all rows)
+            return [(row, int(w) << 31) for w, row in zip(ways.tolist(), rows)]
         return y * np.uint64(ways), ways << 31
 
     def fractions(self, values: dict) -> dict | None:

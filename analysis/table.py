@@ -545,6 +545,20 @@ class BusTable:
         return np.array(sorted(out), dtype=int)
 
     @cached_property
+    def ways(self) -> sp.csr_matrix:
+        """Every roll's results as exact ways in one integer matrix: row a chance node, column
+        ``(delta - min_delta) * (n + 1) + node`` (the probability is ways / denominator; loops excluded)."""
+        n, den = len(self), np.array(self.denominator, dtype=np.float64)
+        rows, cols, ways = [], [], []
+        for d, m in self.matrices.items():
+            coo = m.tocoo()
+            rows.append(coo.row)
+            cols.append((d - self.min_delta) * (n + 1) + coo.col)
+            ways.append(np.rint(coo.data * den[coo.row]))  # w / den * den rounds back to w: den < 2**30
+        return sp.csr_matrix((np.concatenate(ways).astype(np.uint64), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(n, (self.max_delta - self.min_delta + 1) * (n + 1)))
+
+    @cached_property
     def layer_arrays(self) -> tuple[tuple[dict, ...], ...]:
         """Per block, per layer, what the sweep needs, sliced once (see `policy.bus_sweep`)."""
         n = len(self)

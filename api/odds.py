@@ -16,6 +16,7 @@ from typing import Any
 from flask import Blueprint, Response, g, jsonify
 
 from analysis import EFFECTS, Odds, Position, PositionError, odds, parse_objective
+from analysis.exact import fraction_text
 from analysis.odds import TurnStartTooLarge
 
 from . import formats, tables
@@ -101,10 +102,6 @@ def max_room(position: Position) -> int | None:
 
 def too_large(position: Position) -> FieldError | None:
     """Why the server does not solve this valid position for one request (None: it does)."""
-    if position.school_bus and position.turn_start:  # the base game's whole bus turn: ~6 min of CPU to solve
-        return FieldError("school_bus", "the start of a turn with the School Bus is too long to solve exactly for "
-                                        "one request (minutes); its first roll is the same as without the bus "
-                                        "(ask without school_bus), and with the bus ask after the first roll")
     limit = max_room(position)
     if limit is None or room(position) <= limit:
         return None
@@ -119,7 +116,7 @@ def too_large(position: Position) -> FieldError | None:
 
 
 def _exact(x: Fraction) -> dict[str, Any]:
-    return {"exact": f"{x.numerator}/{x.denominator}", "value": float(x)}
+    return {"exact": fraction_text(x), "value": float(x)}
 
 
 def answer(o: Odds) -> dict[str, Any]:

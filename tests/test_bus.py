@@ -501,3 +501,22 @@ def test_simulator_refuses_illegal_actions():
         roll_once(turn, random.Random(1), "board")
     with pytest.raises(ValueError):
         roll_once(Turn.at(bus()), random.Random(1), "board")
+
+
+def test_the_whole_turn_from_its_start():
+    """The base game's bus turn from its start, exactly (its score distribution flows as residues; ~40 s of
+    CPU): the first roll is compulsory (boarding waits for the second), the value is the float solver's,
+    and whole turns played on physical dice agree with the value and the distribution."""
+    start = bus()
+    o = odds(start)
+    assert o.decision.action == "roll" and set(o.decision.actions) == {"roll"} and not o.give_up
+    assert float(o.decision.roll) == pytest.approx(bus_solve(ORIGINAL, "before-draw", OPTIMAL).root_values[0],
+                                                   abs=1e-12)
+    assert sum(o.score_distribution.values()) == 1
+    assert sum(k * v for k, v in o.score_distribution.items()) == o.decision.roll
+    act, give_up = _bus_policy(start, "expected-brains")
+    rng = random.Random(78)
+    scores = [play_turn(start, act, rng, give_up) for _ in range(N // 4)]
+    assert within_4_sigma(scores, float(o.decision.roll))
+    for k in (0, 1, 2, 3, 4, 6, 9):
+        assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
