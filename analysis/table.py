@@ -42,7 +42,9 @@ from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, cached_property, lru_cache
+from itertools import chain
 from operator import add as _add
+from operator import mul
 
 import numpy as np
 import scipy.sparse as sp
@@ -190,6 +192,7 @@ class _Codes:
         self.fields = 3 if mode.plain else 6
         radix = [c + 1 for c in mode.counts] * self.fields
         self.weights = np.cumprod([1, *radix[:-1]]).astype(np.int64)
+        self._weights = self.weights.tolist()  # (Python ints: `fields_code` runs per roll kernel)
         self.radix = np.array(radix, dtype=np.int64)
         self.effect_names = tuple(sorted(EFFECTS))
         self.effect_weight = int(np.prod(radix, dtype=object))
@@ -198,8 +201,7 @@ class _Codes:
 
     def fields_code(self, *fields: tuple[int, ...]) -> int:
         """The code of per-kind counts, field after field (missing fields: 0); negative counts allowed."""
-        k = len(self.mode.counts)
-        return sum(int(self.weights[f * k + i]) * c for f, field in enumerate(fields) for i, c in enumerate(field))
+        return sum(map(mul, self._weights, chain.from_iterable(fields)))
 
     def effects_code(self, effects: tuple[str, ...]) -> int:
         return sum(self.effect_weight << self.effect_names.index(e) for e in effects)
