@@ -256,30 +256,6 @@ def solve_exact(rows: dict, rhs: dict) -> dict:
     return x
 
 
-class Rationals:
-    """`residues.Residues`' interface on exact rationals (``gmpy2.mpq``): the arithmetic of a flow of
-    probability that a linear system must solve (a cyclic block)."""
-
-    def one(self) -> mpq:
-        return mpq(1)
-
-    def scale(self, x: mpq, ways, den: int):
-        """``x * ways / den``; a list of them for an array of `ways`."""
-        if isinstance(ways, np.ndarray):
-            return [x * mpq(int(w), den) for w in ways.tolist()]
-        return x * mpq(ways, den)
-
-    def add(self, x: mpq, y: mpq) -> mpq:
-        return x + y
-
-    @staticmethod
-    def own(x: mpq) -> mpq:
-        return x
-
-    def fractions(self, values: dict) -> dict:
-        return {k: to_fraction(v) for k, v in values.items()}
-
-
 class ExactBusTurn:
     """Exact values of every option, decisions, tyre-tracks choices and score distributions, for one
     objective solved over a `BusTable`, computed lazily along the solved policy (module docstring)."""
@@ -548,64 +524,60 @@ class ExactBusTurn:
         return self._distributions[key]
 
     def _forward(self, c0: int, score0: int) -> dict[int, Fraction]:
-        """P(final turn score = k) from chance node `c0` at `score0` under the policy (`_flow`).
+        """P(final turn score = k) from chance node `c0` at `score0` under the policy.
 
-        Masses are rationals of thousands of digits on a bus turn, so an acyclic table flows them as residues
-        modulo enough primes (`residues.Residues`), as many as twice the bits of the value's larger part
-        (the distribution's fractions are about as large as the value they average) and twice that again
-        until every fraction is recovered and checked, and the probabilities sum to 1. A cyclic block is
-        solved as a linear system (`_forward_block`): there the masses are rationals (`Rationals`)."""
+        A bus turn's masses are rationals of thousands of digits, so an acyclic table flows them as residues
+        (`_flow_residues`) modulo as many primes as twice the bits of the value's larger part (the
+        distribution's fractions are about as large as the value they average), and twice that again until
+        every fraction is recovered, checked, and the probabilities sum to 1. A cyclic block (rescues with
+        YIELD) is solved as a linear system, in exact rationals (`_flow_rationals`)."""
         if any(self.table.cyclic):
-            return self._flow(c0, score0, Rationals())
+            return self._flow_rationals(c0, score0)
         value = self.value(c0, score0)
         k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # 2**30 < p
         while True:
-            out = self._flow_layers(c0, score0, Residues(k))
+            out = self._flow_residues(c0, score0, Residues(k))
             if out is not None and sum(out.values()) == 1:
                 return out
             k *= 2
 
-    def _flow(self, c0: int, score0: int, field) -> dict[int, Fraction] | None:
+    def _flow_rationals(self, c0: int, score0: int) -> dict[int, Fraction]:
         """Probability mass forward from chance node `c0` in the reverse of the sweep's order: blocks from
         last to first, levels upwards, layers from last to first; a chance node's loops pass its mass on
-        at once (its throughput is the mass times ``den / (den - back)``, ``back`` the ways of the loops
-        that roll it again); a cyclic block is solved as a whole (`_forward_block`). `field` does the
-        arithmetic (`Rationals` or `Residues`); None if its residues were too few."""
-        final: dict = {}
-        pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> node -> mass
+        at once (its throughput is the mass over ``1 - sum`` of the loops that roll it again); a cyclic
+        block is solved as a whole (`_forward_block`)."""
+        final: dict[int, mpq] = {}
+        pending: dict[tuple[int, int], dict[int, dict[int, mpq]]] = {}  # (block, score) -> layer -> mass
         t = self.table
 
-        def add(i: int, score: int, mass) -> None:
+        def add(i: int, score: int, mass: mpq) -> None:
             if i < 0 or t.kind[i] == STOPPED:
-                here, i = final, score
-            else:
-                b, k = self._place[i]
-                here = pending.setdefault((b, score), {}).setdefault(k, {})
-            old = here.get(i)
-            here[i] = field.own(mass) if old is None else field.add(old, mass)
+                final[score] = final.get(score, mpq(0)) + mass
+                return
+            b, k = self._place[i]
+            here = pending.setdefault((b, score), {}).setdefault(k, {})
+            here[i] = here.get(i, mpq(0)) + mass
 
-        def decide(i: int, score: int, mass) -> None:
+        def decide(i: int, score: int, mass: mpq) -> None:
             if t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
-                add(-1, score, mass)
+                final[score] = final.get(score, mpq(0)) + mass
             else:
                 add(self._choice(i, score), score, mass)
 
-        def spread(c: int, score: int, mass) -> None:
-            den, loops, edges = t.denominator[c], t.loops[c], t.edges[c]
-            back = sum(w for h, w in loops if self._choice(h, score) == c)
-            if back:
-                mass = field.scale(mass, den, den - back)
-            others = [(h, w) for h, w in loops if self._choice(h, score) != c]
-            ways = [w for _, w in others] + [w for _, _, w in edges] + [t.bust[c]]
-            out = field.scale(mass, np.array(ways, dtype=np.int64), den)
-            for (h, _), m in zip(others, out):
-                decide(h, score, m)
-            for (d, j, _), m in zip(edges, out[len(others):]):
-                add(j, score + d, m)
-            if t.bust[c]:
-                add(-1, 0, out[-1])
+        def spread(c: int, score: int, mass: mpq) -> None:
+            edges, loops = self._edges(c)
+            back = sum((q for h, q in loops if self._choice(h, score) == c), mpq(0))
+            mass = mass / (1 - back) if back else mass
+            for h, q in loops:
+                if self._choice(h, score) != c:
+                    decide(h, score, mass * q)
+            for d, j, p in edges:
+                add(j, score + d, mass * p)
+            busted = mpq(t.bust[c], t.denominator[c])
+            if busted:
+                final[0] = final.get(0, mpq(0)) + mass * busted
 
-        add(c0, score0, field.one())
+        add(c0, score0, mpq(1))
         while pending:
             key = max(pending, key=lambda bs: (bs[0], -bs[1]))
             if t.cyclic[key[0]]:
@@ -619,13 +591,14 @@ class ExactBusTurn:
                     else:
                         decide(i, key[1], mass)
             del pending[key]
-        return field.fractions(dict(sorted(final.items())))
+        return {k: to_fraction(v) for k, v in sorted(final.items())}
 
-    def _flow_layers(self, c0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
-        """`_flow` on an acyclic table in residues, a layer at a time: the chance nodes of a layer roll
-        together, as one sparse product of their ways (`BusTable.ways`) and their masses, each over
-        ``den - back`` (its own roll's denominator less the ways of the loops that roll it again, so the
-        loops are closed at once: ``mass / (1 - back / den) * ways / den``)."""
+    def _flow_residues(self, c0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
+        """`_flow_rationals` on an acyclic table in residues (None if `field`'s primes were too few), a layer
+        at a time: the chance nodes of a layer roll together, as one sparse product of their ways
+        (`BusTable.ways`) and their masses, each over ``den - back`` (its roll's denominator less the ways of
+        the loops that roll it again, so the loops are closed at once: ``mass / (1 - back / den) * ways /
+        den``)."""
         final: dict = {}
         pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> node -> mass
         t = self.table
@@ -647,27 +620,24 @@ class ExactBusTurn:
                 add(self._choice(i, score), score, mass)
 
         def roll(chance: list[int], masses: list, score: int) -> None:
-            inverses = []
+            divisors = []
             for c in chance:
                 back = sum(w for h, w in t.loops[c] if self._choice(h, score) == c)
-                inverses.append(field.inverse(t.denominator[c] - back))
-            z = (np.stack([m[0] for m in masses]) % field.p * np.stack(inverses)) % field.p
+                divisors.append(t.denominator[c] - back)
+            z = field.over(masses, divisors)
             for c, row in zip(chance, z):
                 for h, w in t.loops[c]:
                     if self._choice(h, score) != c:
-                        decide(h, score, (row * np.uint64(w), w << 31))
+                        decide(h, score, field.times(row, w))
             bust = np.array([t.bust[c] for c in chance], dtype=np.uint64)
             if bust.any():
-                add(-1, 0, (bust @ z, int(bust.sum()) << 31))
+                add(-1, 0, field.combine(sp.csr_matrix(bust[None, :]), z)[0])
             sub = ways[chance].tocoo()
             targets, col = np.unique(sub.col, return_inverse=True)
             w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), len(chance)))
-            bounds = np.asarray(w.sum(axis=1, dtype=np.uint64)).ravel().tolist()
-            if max(bounds + [int(bust.sum())]) >= 2**32:
-                raise ValueError("a layer's ways into one node pass 2**32: residues would overflow")
-            for target, row, bound in zip(targets.tolist(), w @ z, bounds):
+            for target, mass in zip(targets.tolist(), field.combine(w, z)):
                 d, j = divmod(target, n1)
-                add(j, score + d + t.min_delta, (row, bound << 31))
+                add(j, score + d + t.min_delta, mass)
 
         add(c0, score0, field.one())
         while pending:

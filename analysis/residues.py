@@ -22,6 +22,7 @@ from functools import cache
 
 import gmpy2
 import numpy as np
+import scipy.sparse as sp
 from gmpy2 import mpz
 
 __all__ = ["Residues", "reconstruct"]
@@ -55,11 +56,11 @@ def reconstruct(r: int, m: int) -> Fraction | None:
 
 
 class Residues:
-    """Arithmetic on vectors of residues modulo `k` primes plus `CHECKS` check primes (uint64 arrays).
+    """Arithmetic on vectors of residues modulo `k` primes plus `CHECKS` check primes (numpy arrays).
 
     A value is a pair ``(vector, bound)``: the vector's entries are congruent to the value's residues and
-    below ``bound``. Sums and products by counts of ways are left unreduced while the bound stays below
-    2**63 (a modulo costs ten times a multiply), so a roll's results cost one multiply per prime each."""
+    at most ``bound``. Sums and products by counts of ways are left unreduced while the bound stays below
+    2**64 (a modulo costs ten times a multiply), so a roll's results cost one multiply-add per prime each."""
 
     def __init__(self, k: int):
         self.k = k
@@ -91,20 +92,28 @@ class Residues:
         return np.add(x[0], y[0], dtype=np.uint64), x[1] + y[1]
 
     def own(self, x: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
-        """`x` in an array of its own, reduced to 32 bits (a value waiting to be added to or rolled: half the
-        memory, and a row of a larger array would keep all of it alive)."""
-        return (x[0] % self.p).astype(np.uint32), 2**31
+        """`x` in an array of its own: a row of a larger array (which would keep all of it alive) is copied,
+        reduced to 32 bits (half the memory of a value waiting to be added to or rolled)."""
+        return x if x[0].base is None else ((x[0] % self.p).astype(np.uint32), 2**31)
 
-    def scale(self, x: tuple[np.ndarray, int], ways, den: int):
-        """``x * ways / den`` for one integer `ways`, or a list of them for an array of `ways`."""
-        y = (self._reduced(x) * self.inverse(den)) % self.p  # below 2**31
-        if isinstance(ways, np.ndarray):
-            top = int(ways.max(initial=0))
-            if top >= 2**32:
-                raise ValueError("ways of a roll exceed 2**32")
-            rows = ways.astype(np.uint64)[:, None] * y
-            return [(row, int(w) << 31) for w, row in zip(ways.tolist(), rows)]
-        return y * np.uint64(ways), ways << 31
+    def over(self, masses: list[tuple[np.ndarray, int]], divisors: list[int]) -> np.ndarray:
+        """Rows ``mass / divisor``, reduced (entries below 2**31)."""
+        x = np.stack([m[0] for m in masses]) % self.p
+        return (x * np.stack([self.inverse(d) for d in divisors])) % self.p
+
+    @staticmethod
+    def times(row: np.ndarray, ways: int) -> tuple[np.ndarray, int]:
+        """``row * ways`` (a reduced row, `ways` below 2**32), unreduced."""
+        return row * np.uint64(ways), ways << 31
+
+    @staticmethod
+    def combine(ways: sp.csr_matrix, rows: np.ndarray) -> list[tuple[np.ndarray, int]]:
+        """``ways @ rows``, one value per row of `ways` (integer counts below 2**32 in all per row) and
+        reduced `rows`: the results of a layer's rolls, each target's sum over the nodes rolled."""
+        totals = np.asarray(ways.sum(axis=1, dtype=np.uint64)).ravel().tolist()
+        if max(totals, default=0) >= 2**32:
+            raise ValueError("ways into one value pass 2**32: residues would overflow")
+        return [(row, total << 31) for row, total in zip(ways.astype(np.uint64) @ rows, totals)]
 
     def fractions(self, values: dict) -> dict | None:
         """Every value recovered as a `Fraction` (same keys), or None if `k` primes were too few."""

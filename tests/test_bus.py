@@ -10,7 +10,7 @@ import pytest
 
 from analysis import MODES, BusState, Position, PositionError, next_roll, odds, parse_objective
 from analysis.dice import BUS
-from analysis.exact import Rationals, exact_bus_turn, solve_exact, to_fraction
+from analysis.exact import exact_bus_turn, solve_exact, to_fraction
 from analysis.policy import Objective, bus_solve, close_loops
 from analysis.position import min_noted
 from analysis.roll import TyreTracks, bus_results, legal_actions
@@ -413,7 +413,7 @@ def test_residues_give_the_rationals_distribution(objective):
         i = table.index[p.bus_state]
         for action, c in table.actions[i]:
             flowed = exact._forward(c, p.score)
-            assert flowed == exact._flow(c, p.score, Rationals()), action
+            assert flowed == exact._flow_rationals(c, p.score), action
             assert sum(flowed.values()) == 1
 
 
