@@ -12,7 +12,9 @@ School Bus (`ExactBusTurn`, over a `BusSolution`): the same, with every option o
 its actions), the loops of a chance node closed exactly (policy.py's formula, in rationals), and the
 brain given up on tyre tracks chosen exactly. Where rescues with YIELD make a block cyclic, the values
 of a strongly connected set of (node, score) pairs are solved together (policy iteration over exact
-linear systems), and so is the flow of probability through it.
+linear systems), and so is the flow of probability through it. Loops make a bus turn's fractions large
+(4,384 digits from the base game's turn start), so elsewhere its score distribution flows as residues
+modulo many primes and is recovered exactly (`residues.py`).
 """
 
 from __future__ import annotations
