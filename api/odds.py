@@ -15,7 +15,7 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify
 
-from analysis import EFFECTS, Odds, Position, PositionError, odds, parse_objective
+from analysis import EFFECTS, Objective, Odds, Position, PositionError, odds, parse_objective
 from analysis.exact import fraction_text
 from analysis.odds import TurnStartTooLarge
 
@@ -40,6 +40,10 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # the end: one more room there costs 2-3 GB (bench numbers in README.md).
 MAX_ROOM = {"direct-to-video-sequel": 1}
 BUS_MAX_ROOM = 1  # every Double Feature mode with the School Bus
+# With the School Bus, a reach:K or rule:N,S target this far above the score is the most a request solves: from
+# the base game's turn start reach:20 takes 94 s of CPU and 2.9 GB, reach:40 over 7 minutes (its policy rolls on
+# through many more (node, score) pairs, each an exact fraction of thousands of digits).
+BUS_MAX_TARGET = 20
 
 
 def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
@@ -71,7 +75,7 @@ def compute(position: Position, objective: str) -> Odds:
     """`analysis.odds`, memoised: exact score distributions near the start of a turn take seconds.
 
     A position too large to solve here (`too_large`) is a 422 naming why, never a 500."""
-    fault = too_large(position)
+    fault = too_large(position, parse_objective(objective))
     try:
         if fault is None:
             return odds(position, objective)
@@ -100,8 +104,14 @@ def max_room(position: Position) -> int | None:
     return MAX_ROOM.get(position.mode)
 
 
-def too_large(position: Position) -> FieldError | None:
-    """Why the server does not solve this valid position for one request (None: it does)."""
+def too_large(position: Position, objective: Objective | None = None) -> FieldError | None:
+    """Why the server does not solve this valid position (with this objective) for one request (None: it does)."""
+    if position.school_bus and objective is not None and objective.kind != "expected-brains" \
+            and objective.target - position.score > BUS_MAX_TARGET:
+        return FieldError("objective", f"with the School Bus a target at most {BUS_MAX_TARGET} brains above the "
+                                       f"turn's score ({position.score}) is solved for one request; "
+                                       f"{objective.name} is {objective.target - position.score} above it, whose "
+                                       "exact values take many minutes")
     limit = max_room(position)
     if limit is None or room(position) <= limit:
         return None

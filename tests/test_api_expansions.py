@@ -22,10 +22,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from gmpy2 import mpq
 
-from analysis import EFFECTS, MODES, Position, next_roll, odds
+from analysis import EFFECTS, MODES, Position, next_roll, odds, parse_objective
 from api import spec
 from api.cli import main
-from api.odds import room
+from api.odds import room, too_large
 
 from .test_api import exact, fields, problem
 
@@ -351,6 +351,18 @@ def test_the_bus_turn_start(client: FlaskClient) -> None:
     assert sum(row["score"] * mpq(row["exact"]) for row in distribution) == mpq(decision["roll"]["exact"])
     refused = problem(client.post("/v1/odds", json={"school_bus": True, "mode": "santa-claus-meets-the-zombies"}), 422)
     assert fields(refused) == ["mode"] and "School Bus" in refused["errors"][0]["reason"]
+
+
+def test_a_far_target_with_the_bus_is_a_422_naming_objective(client: FlaskClient) -> None:
+    """reach:40 from a bus turn's start takes over 7 minutes of exact values: refused, with the limit; a target
+    20 brains above the score is the farthest solved."""
+    body = {"school_bus": True, "footprints": ["green"], "brains": ["green", "yellow"], "shotguns": ["red"]}
+    for objective in ("reach:23", "rule:30,3"):
+        refused = problem(client.post("/v1/odds", json={**body, "objective": objective}), 422)
+        assert fields(refused) == ["objective"] and "at most 20 brains above" in refused["errors"][0]["reason"]
+    position = Position(school_bus=True, footprints=("green",), brains=("green", "yellow"), shotguns=("red",))
+    assert too_large(position, parse_objective("reach:22")) is None
+    assert too_large(Position(), parse_objective("reach:40")) is None  # (without the bus: seconds)
 
 
 @pytest.mark.parametrize(("body", "field"), [
