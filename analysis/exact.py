@@ -278,6 +278,8 @@ class ExactBusTurn:
                             for a, m in zip(solution.candidate_nodes, solution.candidate_masks)]
         self._choices: dict[Pair, int] = {}
         self._stops: dict[int, mpq] = {}
+        self._kind, self._can_stop, self._top = table.kind.tolist(), table.can_stop.tolist(), solution.top  # (lists:
+        # `_known` runs for every result of every roll the values reach, millions of times from a turn's start)
 
     def stop(self, score: int) -> mpq:
         if score not in self._stops:
@@ -286,7 +288,7 @@ class ExactBusTurn:
         return self._stops[score]
 
     def _mask(self, i: int, score: int) -> int:
-        return self._candidates[score].get(i, 1) if 0 <= score <= self.solution.top else 1
+        return self._candidates[score].get(i, 1) if 0 <= score <= self._top else 1
 
     def _edges(self, c: int) -> tuple[tuple, tuple]:
         """A chance node's edges (delta, node, p) and loops (node, p), exact (memoised)."""
@@ -309,8 +311,8 @@ class ExactBusTurn:
         value = self._values.get((i, score))
         if value is not None:
             return value
-        kind = self.table.kind[i]
-        if kind == STOPPED or (kind == DECISION and self.table.can_stop[i] and self._mask(i, score) == 1):
+        kind = self._kind[i]
+        if kind == STOPPED or (kind == DECISION and self._can_stop[i] and self._mask(i, score) == 1):
             return self.stop(score)
         return None
 
@@ -334,11 +336,16 @@ class ExactBusTurn:
                        for a, c in self.options(i, score))
         if kind == TYRE:
             return max(self._known(o, score) for _, o in self.table.options[i])
-        edges, loops = self._edges(i)
-        rest = mpq(0)
-        for d, j, p in edges:
-            rest += p * self._known(j, score + d)
-        return self._close(i, score, rest, loops)
+        # rest = sum of ways * value over the roll's results, / denominator: a result whose value was not
+        # computed stops there (every dependency is known by now), and stop values are integers, summed as such
+        values, computed, stops = self._values, mpq(0), 0
+        for d, j, w in self.table.edges[i]:
+            value = values.get((j, score + d))
+            if value is None:
+                stops += w * int(self.stop(score + d))
+            else:
+                computed += value * w
+        return self._close(i, score, (computed + stops) / self.table.denominator[i], self._edges(i)[1])
 
     def _close(self, i: int, score: int, rest: mpq, loops: tuple) -> mpq:
         """The loops of chance node i closed exactly (policy.close_loops): x = r + sum q max(c, x)."""
