@@ -306,13 +306,16 @@ class ExactBusTurn:
         out = [("stop", -1)] if mask & 1 else []
         return out + [(a, c) for k, (a, c) in enumerate(self.table.actions[i]) if mask & (2 << k)]
 
+    def _policy_stops(self, i: int, score: int) -> bool:
+        """Is node `i` a decision whose only candidate at `score` is to stop (the policy stops there)?"""
+        return self._kind[i] == DECISION and self._can_stop[i] and self._mask(i, score) == 1
+
     def _known(self, i: int, score: int) -> mpq | None:
         """The value of (i, score) without computing anything, or None."""
         value = self._values.get((i, score))
         if value is not None:
             return value
-        kind = self._kind[i]
-        if kind == STOPPED or (kind == DECISION and self._can_stop[i] and self._mask(i, score) == 1):
+        if self._kind[i] == STOPPED or self._policy_stops(i, score):
             return self.stop(score)
         return None
 
@@ -322,9 +325,8 @@ class ExactBusTurn:
             return [(c, score) for a, c in self.options(i, score) if a != "stop"]
         if kind == TYRE:
             return [(o, score) for _, o in self.table.options[i]]
-        edges, loops = self._edges(i)
-        deps = [(j, score + d) for d, j, _ in edges]
-        for h, _ in loops:
+        deps = [(j, score + d) for d, j, _ in self.table.edges[i]]
+        for h, _ in self.table.loops[i]:
             deps += [(c, score) for a, c in self.options(h, score) if a != "stop" and c != i]
         return deps
 
@@ -338,14 +340,15 @@ class ExactBusTurn:
             return max(self._known(o, score) for _, o in self.table.options[i])
         # rest = sum of ways * value over the roll's results, / denominator: a result whose value was not
         # computed stops there (every dependency is known by now), and stop values are integers, summed as such
-        values, computed, stops = self._values, mpq(0), 0
+        values, computed, stops, den = self._values, mpq(0), 0, self.table.denominator[i]
         for d, j, w in self.table.edges[i]:
             value = values.get((j, score + d))
             if value is None:
                 stops += w * int(self.stop(score + d))
             else:
                 computed += value * w
-        return self._close(i, score, (computed + stops) / self.table.denominator[i], self._edges(i)[1])
+        loops = tuple((h, mpq(w, den)) for h, w in self.table.loops[i])
+        return self._close(i, score, (computed + stops) / den, loops)
 
     def _close(self, i: int, score: int, rest: mpq, loops: tuple) -> mpq:
         """The loops of chance node i closed exactly (policy.close_loops): x = r + sum q max(c, x)."""
@@ -568,7 +571,7 @@ class ExactBusTurn:
             here[i] = here.get(i, mpq(0)) + mass
 
         def decide(i: int, score: int, mass: mpq) -> None:
-            if t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
+            if self._policy_stops(i, score):
                 final[score] = final.get(score, mpq(0)) + mass
             else:
                 add(self._choice(i, score), score, mass)
@@ -623,7 +626,7 @@ class ExactBusTurn:
             here[i] = field.own(mass) if old is None else field.add(old, mass)
 
         def decide(i: int, score: int, mass) -> None:
-            if t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
+            if self._policy_stops(i, score):
                 add(-1, score, mass)
             else:
                 add(self._choice(i, score), score, mass)
@@ -687,7 +690,7 @@ class ExactBusTurn:
                 moves += [(h, score, q) for h, q in loops]
                 if t.bust[i]:
                     moves.append((-2, 0, mpq(t.bust[i], t.denominator[i])))
-            elif t.kind[i] == DECISION and t.can_stop[i] and self._mask(i, score) == 1:
+            elif self._policy_stops(i, score):
                 moves.append((-1, score, mpq(1)))
             else:
                 moves.append((self._choice(i, score), score, mpq(1)))
