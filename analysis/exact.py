@@ -60,15 +60,19 @@ class ExactTurn:
     def __init__(self, solution: Solution):
         self.solution = solution
         table = solution.table
-        self._edges = [tuple((d, j, _mpq(p)) for d, j, p in row) for row in table.edges]
-        self._loop = [_mpq(p) for p in table.self_loop]
-        self._bust = [_mpq(p) for p in table.bust]
+        # a roll's results as integers (ways over the state's denominator): a sum of ways times values is
+        # divided once, and the results that stop add as integers
+        self._ptr, self._delta = table.edge_ptr.tolist(), table.edge_delta.tolist()
+        self._to, self._ways = table.edge_to.tolist(), table.edge_ways.tolist()
+        self._den, self._loop_ways = table.denominator.tolist(), table.loop_ways.tolist()
+        self._loop = [mpq(w, d) for w, d in zip(self._loop_ways, self._den)]
         self._place = {}  # state -> (block, layer within the block)
         for b, block in enumerate(table.blocks):
             for k, layer in enumerate(block):
                 for i in layer.tolist():
                     self._place[i] = (b, k)
         self._rest: dict[tuple[int, int], mpq] = {}
+        self._values: dict[tuple[int, int], mpq] = {}  # (score, state) -> V, where the policy may roll
         self._distributions: OrderedDict[tuple[int, int], dict[int, Fraction]] = OrderedDict()
         self._choice = self._choices()
         self._rank, self._offsets = solution.rank.tolist(), solution.offsets.tolist()
@@ -113,31 +117,42 @@ class ExactTurn:
         return self._rest[key]
 
     def _fill(self, i0: int, score0: int) -> None:
-        """Iterative post-order over the states that (i0, score0) needs, so deep chains cannot overflow."""
+        """Iterative post-order over the states that (i0, score0) needs, so deep chains cannot overflow.
+
+        ``rest(i, T) = (sum_k ways_k * V(j_k, T + d_k)) / den(i)``: the results where the policy stops are
+        worth their integer stop value, summed as integers; the others' exact values are added once each."""
+        rest, values, needs = self._rest, self._values, self._needs_rest
+        ptr, delta, to, ways = self._ptr, self._delta, self._to, self._ways
+        reach = self.solution.objective.kind == "reach"
+        target = self.solution.objective.target
         stack = [(i0, score0)]
         while stack:
             i, score = stack[-1]
-            if (score, i) in self._rest:
+            if (score, i) in rest:
                 stack.pop()
                 continue
-            missing = [(j, score + d) for d, j, _ in self._edges[i]
-                       if (score + d, j) not in self._rest and self._needs_rest(j, score + d)]
+            a, b = ptr[i], ptr[i + 1]
+            missing = [(j, score + d) for d, j in zip(delta[a:b], to[a:b])
+                       if (score + d, j) not in rest and needs(j, score + d)]
             if missing:
                 stack.extend(missing)
                 continue
             stack.pop()
-            total = mpq(0)
-            for d, j, p in self._edges[i]:
-                total += p * self._value_known(j, score + d)
-            self._rest[(score, i)] = total
+            whole, total = 0, mpq(0)
+            for d, j, w in zip(delta[a:b], to[a:b], ways[a:b]):
+                s = score + d
+                v = values.get((s, j))
+                if v is not None:
+                    total += w * v
+                elif needs(j, s):
+                    v = values[(s, j)] = self._value_from_rest(j, s, rest[(s, j)])
+                    total += w * v
+                else:
+                    whole += w * (s >= target if reach else s)
+            rest[(score, i)] = (total + whole) / self._den[i]
 
     def _needs_rest(self, i: int, score: int) -> bool:
         return self._float_choice(i, score) != "stop"
-
-    def _value_known(self, i: int, score: int) -> mpq:
-        if not self._needs_rest(i, score):
-            return self.stop(score)
-        return self._value_from_rest(i, score, self._rest[(score, i)])
 
     def _value_from_rest(self, i: int, score: int, rest: mpq) -> mpq:
         roll = self._roll_from_rest(i, score, rest)
@@ -193,36 +208,63 @@ class ExactTurn:
 
         Probability mass flows forward in the reverse of the solvers' sweep: blocks from last to
         first, score levels upwards, layers from last to first. A state the policy rolls from
-        passes on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop).
+        passes on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop). The masses are
+        flowed as residues (`_flow`) modulo as many primes as twice the bits of the value's larger part,
+        and twice that again until every fraction is recovered, checked, and the probabilities sum to 1.
         """
-        final: dict[int, mpq] = {}
-        pending: dict[tuple[int, int], dict[int, dict[int, mpq]]] = {}  # (block, score) -> layer -> mass
+        value = self.roll(i0, score0)
+        k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # 2**30 < p
+        while True:
+            out = self._flow(i0, score0, Residues(k))
+            if out is not None and sum(out.values()) == 1:
+                return out
+            k *= 2
 
-        def spread(i: int, score: int, mass: mpq) -> None:
-            p = self._loop[i]
-            if p and self._rolls(i, score):
-                mass = mass / (1 - p)
-            elif p:  # the forced first roll came back to a position where the policy stops
-                final[score] = final.get(score, mpq(0)) + mass * p
-            if self._bust[i]:
-                final[0] = final.get(0, mpq(0)) + mass * self._bust[i]
-            for d, j, q in self._edges[i]:
+    def _flow(self, i0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
+        """`_forward` in residues (None if `field`'s primes were too few), a layer at a time: the states of a
+        layer that roll do so together, as one sparse product of their ways (`Table.ways`) and their masses,
+        each over ``den - loop`` (the self-loop closed at once: ``mass / (1 - loop / den) * ways / den``)."""
+        table = self.solution.table
+        n, ways, den, loop = len(table), table.ways, self._den, self._loop_ways
+        final: dict = {}
+        pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> state -> mass
+
+        def add(here: dict, key: int, mass) -> None:
+            old = here.get(key)
+            here[key] = field.own(mass) if old is None else field.add(old, mass)
+
+        def roll(states: list[int], masses: list, score: int, closed: list[bool]) -> None:
+            z = field.over(masses, [den[i] - loop[i] if shut else den[i] for i, shut in zip(states, closed)])
+            for i, shut, row in zip(states, closed, z):
+                if loop[i] and not shut:  # the forced first roll came back to a position where the policy stops
+                    add(final, score, field.times(row, loop[i]))
+            bust = table.bust_ways[states].astype(np.uint64)
+            if bust.any():
+                add(final, 0, field.combine(sp.csr_matrix(bust[None, :]), z)[0])
+            sub = ways[states].tocoo()
+            targets, col = np.unique(sub.col, return_inverse=True)
+            w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), len(states)))
+            for target, mass in zip(targets.tolist(), field.combine(w, z)):
+                d, j = divmod(target, n)
                 b, k = self._place[j]
-                here = pending.setdefault((b, score + d), {}).setdefault(k, {})
-                here[j] = here.get(j, mpq(0)) + mass * q
+                add(pending.setdefault((b, score + d + table.min_delta), {}).setdefault(k, {}), j, mass)
 
-        spread(i0, score0, mpq(1))
+        roll([i0], [field.one()], score0, [self._rolls(i0, score0)])
         while pending:
             key = max(pending, key=lambda bs: (bs[0], -bs[1]))
-            layers = pending[key]
+            layers, score = pending[key], key[1]
             while layers:
+                states, masses = [], []
                 for i, mass in layers.pop(max(layers)).items():
-                    if self._rolls(i, key[1]):
-                        spread(i, key[1], mass)
+                    if self._rolls(i, score):
+                        states.append(i)
+                        masses.append(mass)
                     else:
-                        final[key[1]] = final.get(key[1], mpq(0)) + mass
+                        add(final, score, mass)
+                if states:
+                    roll(states, masses, score, [True] * len(states))
             del pending[key]
-        return {k: to_fraction(v) for k, v in sorted(final.items())}
+        return field.fractions(dict(sorted(final.items())))
 
 
 @lru_cache(maxsize=64)
