@@ -74,8 +74,9 @@ class ExactTurn:
         self._rest: dict[tuple[int, int], mpq] = {}
         self._values: dict[tuple[int, int], mpq] = {}  # (score, state) -> V, where the policy may roll
         self._distributions: OrderedDict[tuple[int, int], dict[int, Fraction]] = OrderedDict()
-        self._choice = self._choices()
+        self._choice = self._choices().tobytes()  # indexed for every result visited: bytes read fastest
         self._rank, self._offsets = solution.rank.tolist(), solution.offsets.tolist()
+        self._first = table.start if table.compulsory else -1  # the turn start: its roll is compulsory
 
     def _choices(self) -> np.ndarray:
         """Per (score, state) the solution holds (`Solution.slot`, up to each state's bound): 1 roll, 0 stop
@@ -102,12 +103,16 @@ class ExactTurn:
 
     def _float_choice(self, i: int, score: int) -> str | None:
         """'roll' or 'stop' where the float solution is certain; None for a near-tie."""
+        return _CHOICE[self._choice_code(i, score)]
+
+    def _choice_code(self, i: int, score: int) -> int:
+        """`_float_choice` as its code: 1 roll, 0 stop, 2 near-tie (this runs for every result visited)."""
         if score > self.solution.top:
-            return "stop"
-        if i == self.solution.table.start and self.solution.table.compulsory:
-            return "roll"  # the first roll is compulsory
-        k, lo = self._rank[i], self._offsets[score]  # Solution.slot, on lists: this runs for every state visited
-        return _CHOICE[self._choice[lo + k]] if k < self._offsets[score + 1] - lo else "stop"
+            return 0
+        if i == self._first:
+            return 1
+        k, lo = self._rank[i], self._offsets[score]  # Solution.slot, on lists
+        return self._choice[lo + k] if k < self._offsets[score + 1] - lo else 0
 
     def _rest_of(self, i: int, score: int) -> mpq:
         """Sum over the non-loop, non-bust results of a roll of p * V(next), exactly (memoised)."""
@@ -121,7 +126,7 @@ class ExactTurn:
 
         ``rest(i, T) = (sum_k ways_k * V(j_k, T + d_k)) / den(i)``: the results where the policy stops are
         worth their integer stop value, summed as integers; the others' exact values are added once each."""
-        rest, values, needs = self._rest, self._values, self._needs_rest
+        rest, values, needs = self._rest, self._values, self._choice_code  # 0: the policy stops
         ptr, delta, to, ways = self._ptr, self._delta, self._to, self._ways
         reach = self.solution.objective.kind == "reach"
         target = self.solution.objective.target
@@ -152,7 +157,7 @@ class ExactTurn:
             rest[(score, i)] = (total + whole) / self._den[i]
 
     def _needs_rest(self, i: int, score: int) -> bool:
-        return self._float_choice(i, score) != "stop"
+        return self._choice_code(i, score) != 0
 
     def _value_from_rest(self, i: int, score: int, rest: mpq) -> mpq:
         roll = self._roll_from_rest(i, score, rest)
