@@ -30,7 +30,7 @@ from gmpy2 import mpq, mpz
 from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
 from .position import BusState, DiceState
 from .residues import Residues
-from .table import CHANCE, DECISION, STOPPED, TYRE
+from .table import CHANCE, DECISION, ROOTED_KEPT, STOPPED, TYRE
 
 __all__ = ["ExactTurn", "exact_turn", "to_fraction", "fraction_text", "ExactBusTurn", "exact_bus_turn",
            "solve_exact"]
@@ -211,8 +211,8 @@ class ExactTurn:
     def _forward(self, i0: int, score0: int) -> dict[int, Fraction]:
         """P(final turn score = k) if the player rolls now and then follows the policy.
 
-        Probability mass flows forward in the reverse of the solvers' sweep: blocks from last to
-        first, score levels upwards, layers from last to first. A state the policy rolls from
+        Probability mass flows forward in the reverse of the solvers' sweep, a (block, score) at a time
+        by `_flow_order` (layers from last to first). A state the policy rolls from
         passes on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop). The masses are
         flowed as residues (`_flow`) modulo as many primes as twice the bits of the value's larger part,
         and twice that again until every fraction is recovered, checked, and the probabilities sum to 1.
@@ -224,6 +224,15 @@ class ExactTurn:
             if out is not None and sum(out.values()) == 1:
                 return out
             k *= 2
+
+    def _flow_order(self, key: tuple[int, int]) -> tuple[int, int]:
+        """The order in which (block, score) pairs pass their mass on: by ``score + r * (B - block)`` (``r`` the
+        most brains a roll takes back, ``B`` the blocks), then the later block first. A roll leads to the same
+        block at a score no lower, or to an earlier block (a rescue comes with a shotgun) at most ``r`` lower,
+        so every pair's mass has arrived when its turn comes; and the masses waiting are only those within a
+        few rolls' brains of it, not every score of every earlier block."""
+        block, score = key
+        return score - self.solution.table.min_delta * (len(self.solution.table.blocks) - block), -block
 
     def _flow(self, i0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
         """`_forward` in residues (None if `field`'s primes were too few), a layer at a time: the states of a
@@ -256,7 +265,7 @@ class ExactTurn:
 
         roll([i0], [field.one()], score0, [self._rolls(i0, score0)])
         while pending:
-            key = max(pending, key=lambda bs: (bs[0], -bs[1]))
+            key = min(pending, key=self._flow_order)
             layers, score = pending[key], key[1]
             while layers:
                 states, masses = [], []
@@ -272,10 +281,17 @@ class ExactTurn:
         return field.fractions(dict(sorted(final.items())))
 
 
-@lru_cache(maxsize=64)
 def exact_turn(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,
                margin: int = CAP_MARGIN) -> ExactTurn:
+    """The exact values of one objective over a mode's table (cached as `policy.solve` caches its solutions)."""
+    return (_exact_whole if root is None else _exact_rooted)(mode, recycle, objective, root, margin)
+
+
+def _exact_turn(mode: str, recycle: str, objective: Objective, root: DiceState | None, margin: int) -> ExactTurn:
     return ExactTurn(solve(mode, recycle, objective, root, margin))
+
+
+_exact_whole, _exact_rooted = lru_cache(maxsize=64)(_exact_turn), lru_cache(maxsize=ROOTED_KEPT)(_exact_turn)
 
 
 # -- School Bus ----------------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .position import BusState, DiceState
-from .table import CHANCE, BusTable, Table, bus_table_for, table_for
+from .table import CHANCE, ROOTED_KEPT, BusTable, Table, bus_table_for, table_for
 
 __all__ = ["Objective", "Solution", "solve", "sweep", "sweep_levels", "parse_objective", "MAX_REACH", "CAP_MARGIN",
            "stop_bound", "BusSolution", "bus_solve", "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
@@ -461,10 +461,14 @@ def _rows(m, k: int):
     return sp.csr_matrix((m.data[:m.indptr[k]], m.indices[:m.indptr[k]], m.indptr[:k + 1]), shape=(k, m.shape[1]))
 
 
-@lru_cache(maxsize=64)
 def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,
           margin: int = CAP_MARGIN) -> Solution:
-    """Solve one objective over every state of a mode (see `sweep`), or every state `root` reaches."""
+    """Solve one objective over every state of a mode (see `sweep`), or every state `root` reaches (cached: the
+    last 64 whole tables' solutions and the last `ROOTED_KEPT` rooted ones, however the arguments are passed)."""
+    return (_solve_whole if root is None else _solve_rooted)(mode, recycle, objective, root, margin)
+
+
+def _solve(mode: str, recycle: str, objective: Objective, root: DiceState | None, margin: int) -> Solution:
     table = table_for(mode, recycle, root) if root is not None else table_for(mode, recycle)
     top, capped = _top(table, objective, margin)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
@@ -475,6 +479,9 @@ def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None 
     bounds = state_bounds(table) if objective.kind == "expected-brains" else None
     order, rank, offsets, rolls, values = sweep_levels(table, stop, top, forced, bounds)
     return Solution(table, objective, top, order, offsets, rolls, values, rank, capped)
+
+
+_solve_whole, _solve_rooted = lru_cache(maxsize=64)(_solve), lru_cache(maxsize=ROOTED_KEPT)(_solve)
 
 
 # -- School Bus ----------------------------------------------------------------------------------------

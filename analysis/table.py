@@ -63,7 +63,11 @@ from .roll import (
     legal_actions,
 )
 
-__all__ = ["Table", "table_for", "BusTable", "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
+__all__ = ["Table", "table_for", "ROOTED_KEPT", "BusTable", "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
+
+# Tables (and their solutions, exact values) built for one position are kept for the last few positions only:
+# one three shotguns from a bust in direct-to-video-sequel (a shotgun set aside) holds ~0.5 GB with its solution.
+ROOTED_KEPT = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -424,9 +428,9 @@ def _depths(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     raise ValueError("no-brain rolls form a cycle: the table cannot be layered")
 
 
-@cache
 def table_for(mode_name: str, recycle: str = "before-draw", root: DiceState | None = None) -> Table:
-    """Breadth-first search from the empty turn over every roll; cached per mode and variant.
+    """Breadth-first search from the empty turn over every roll; cached per mode and variant (a rooted
+    table: the last `ROOTED_KEPT`).
 
     With `root`, the search starts from that dice state instead: the table then holds only the states
     a turn can reach from there (state 0 is the root), which is all a question about one mid-turn
@@ -437,6 +441,20 @@ def table_for(mode_name: str, recycle: str = "before-draw", root: DiceState | No
     roll is worked out once and every state's results are a vector sum; probabilities stay integer ways
     over a denominator per state.
     """
+    return _whole_table(mode_name, recycle) if root is None else _rooted_table(mode_name, recycle, root)
+
+
+@cache
+def _whole_table(mode_name: str, recycle: str) -> Table:
+    return _table(mode_name, recycle, None)
+
+
+@lru_cache(maxsize=ROOTED_KEPT)
+def _rooted_table(mode_name: str, recycle: str, root: DiceState) -> Table:
+    return _table(mode_name, recycle, root)
+
+
+def _table(mode_name: str, recycle: str, root: DiceState | None) -> Table:
     mode = MODES[mode_name]
     empty = tuple(0 for _ in mode.counts)
     start = DiceState(empty, empty, empty) if mode.plain else DiceState(empty, empty, empty, empty, empty, empty)

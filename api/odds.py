@@ -34,16 +34,19 @@ PILES = ("footprints", "brains", "shotguns", *EXPANSION_FIELDS)
 COUNTS = ("banked", "bus_brains", "bus_shotguns")
 POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # Modes answered only near the end of a turn: the most shotguns a position may be from a bust, less one (`room`).
-# analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, from
-# fewer than two shotguns set aside that is ~94,000 states (minutes and ~5 GB), and the whole turn more still.
-# With the School Bus (phases and tokens besides the dice) every Double Feature mode is answered only so near
-# the end: one more room there costs 2-3 GB (bench numbers in README.md).
-MAX_ROOM = {"direct-to-video-sequel": 1}
+# analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with
+# one shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 14 s of CPU and 1.1 GB),
+# with none (room 3) ~300,000 states whose exact values passed 5.7 GB. With the School Bus (phases and tokens
+# besides the dice) every Double Feature mode is answered only nearer the end: one more room there costs 2-3 GB
+# (bench numbers in README.md).
+MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = 1  # every Double Feature mode with the School Bus
-# With the School Bus, a reach:K or rule:N,S target this far above the score is the most a request solves: from
-# the base game's turn start reach:20 takes 94 s of CPU and 2.9 GB, reach:40 over 7 minutes (its policy rolls on
-# through many more (node, score) pairs, each an exact fraction of thousands of digits).
-BUS_MAX_TARGET = 20
+# A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in
+# the sequel more than `FAR_TARGET_ROOM` from a bust: its policy rolls on through many more (state, score) pairs,
+# each an exact fraction. From the base game's bus turn start reach:20 takes 94 s of CPU and 2.9 GB, reach:40 over
+# 7 minutes; in the sequel three shotguns from a bust (room 2), reach:20 45 s, reach:40 186 s.
+MAX_TARGET = 20
+FAR_TARGET_ROOM = {"direct-to-video-sequel": 1}
 
 
 def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
@@ -106,12 +109,16 @@ def max_room(position: Position) -> int | None:
 
 def too_large(position: Position, objective: Objective | None = None) -> FieldError | None:
     """Why the server does not solve this valid position (with this objective) for one request (None: it does)."""
-    if position.school_bus and objective is not None and objective.kind != "expected-brains" \
-            and objective.target - position.score > BUS_MAX_TARGET:
-        return FieldError("objective", f"with the School Bus a target at most {BUS_MAX_TARGET} brains above the "
-                                       f"turn's score ({position.score}) is solved for one request; "
-                                       f"{objective.name} is {objective.target - position.score} above it, whose "
-                                       "exact values take many minutes")
+    if objective is not None and objective.kind != "expected-brains" and objective.target - position.score > MAX_TARGET:
+        above = (f"a target at most {MAX_TARGET} brains above the turn's score ({position.score}) is solved for one "
+                 f"request; {objective.name} is {objective.target - position.score} above it, whose exact values take "
+                 "minutes")
+        if position.school_bus:
+            return FieldError("objective", f"with the School Bus {above}")
+        limit = FAR_TARGET_ROOM.get(position.mode)
+        if limit is not None and limit < room(position) <= max_room(position):
+            return FieldError("objective", f"in mode {position.mode} {room(position) + 1} shotguns from a bust "
+                                           f"(at most {limit + 1}: any target) {above}")
     limit = max_room(position)
     if limit is None or room(position) <= limit:
         return None

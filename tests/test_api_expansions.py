@@ -2,9 +2,9 @@
 double faces, Santa's effects and Santa kept out, bus tokens and phases, per-action values, CSV and text
 forms, refusals, and /v1/modes as data.
 
-Every position here is near the end of its turn (two shotguns set aside, or three under the helmet):
+Most positions here are near the end of their turn (two shotguns set aside, or three under the helmet):
 each Double Feature position is solved over the states its own turn can reach, which takes a second
-or two there, and minutes earlier in a turn (bench/bench_modes.py). The request examples are the
+or two there, and seconds to a minute earlier in a turn (bench/bench_modes.py). The request examples are the
 spec's own (`POST /v1/odds`), so the documented examples are answered and agree with analysis. The
 School Bus position is tests/test_bus.py's Big Summer Action Movie root (its table is shared).
 """
@@ -27,6 +27,7 @@ from api import spec
 from api.cli import main
 from api.odds import room, too_large
 
+from .montecarlo import assert_turn_matches
 from .test_api import exact, fields, problem
 
 OPERATION = spec.load()[1]["paths"]["/v1/odds"]["post"]
@@ -223,6 +224,9 @@ ROOMS = [
     ({"mode": "big-summer-action-movie", "footprints": ["green"], "brains": ["green"], "shotguns": ["red"]}, 1),
     ({"mode": "santa-claus-meets-the-zombies", "brains": ["green"] * 3, "shotguns": ["red"] * 3,
       "effects": ["helmet"]}, 0),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green", "yellow"]}, 3),
+    ({"mode": SEQUEL, "footprints": ["green"], "brains": ["green"], "effects": ["helmet"]}, 3),
+    ({"mode": SEQUEL, "footprints": ["green", "green"], "shotguns": ["green"]}, 2),
 ]
 
 
@@ -231,9 +235,9 @@ def test_room_counts_the_helmet_santa_may_still_show(body: dict[str, Any], expec
     assert room(position_of(body)) == expected
 
 
-@pytest.mark.parametrize(("body", "field"), [(ROOMS[0][0], "mode"), (ROOMS[1][0], "shotguns"),
-                                             (ROOMS[2][0], "shotguns"), (ROOMS[7][0], "shotguns")],
-                         ids=["turn start", "one shotgun", "Santa's brain can be rescued", "one shotgun, helmet"])
+@pytest.mark.parametrize(("body", "field"), [(ROOMS[0][0], "mode"), (ROOMS[10][0], "shotguns"),
+                                             (ROOMS[11][0], "shotguns")],
+                         ids=["turn start", "no shotgun", "no shotgun, helmet"])
 def test_the_sequel_too_early_in_a_turn_is_a_422_naming_why(client: FlaskClient, body: dict[str, Any],
                                                             field: str) -> None:
     for response in (client.post("/v1/odds", json=body),
@@ -242,6 +246,24 @@ def test_the_sequel_too_early_in_a_turn_is_a_422_naming_why(client: FlaskClient,
         refused = problem(response, 422)
         assert fields(refused) == [field]
         assert "too large" in refused["detail"] or "too many" in refused["detail"]
+
+
+def test_the_sequel_three_shotguns_from_a_bust(client: FlaskClient) -> None:
+    """Room 2, the earliest position the sequel answers (one shotgun, Santa's helmet still possible; ~114,000
+    states, seconds): exact, its distribution sums to 1 and averages to the value of rolling, and a physical
+    turn played by the policy agrees. A far target there is a 422 naming objective; 20 above is solved."""
+    body = ROOMS[12][0]
+    answer = client.post("/v1/odds", json=body).get_json()
+    assert answer["decision"]["action"] == "roll"
+    distribution = answer["turn"]["score_distribution"]
+    assert sum(mpq(row["exact"]) for row in distribution) == 1
+    assert sum(row["score"] * mpq(row["exact"]) for row in distribution) == mpq(answer["decision"]["roll"]["exact"])
+    assert_turn_matches(position_of(body), "expected-brains", seed=12, scores_to_check=(0, 2, 4), rooted=True,
+                        n=2_000)
+    refused = problem(client.post("/v1/odds", json={**body, "objective": "reach:21"}), 422)
+    assert fields(refused) == ["objective"] and "at most 20 brains above" in refused["errors"][0]["reason"]
+    assert too_large(position_of(body), parse_objective("reach:20")) is None
+    assert too_large(position_of(ROOMS[4][0]), parse_objective("reach:40")) is None  # room 1: any target
 
 
 def test_the_sequel_is_answered_from_two_shotguns(client: FlaskClient) -> None:
