@@ -66,6 +66,8 @@ class ExactTurn:
         self._to, self._ways = table.edge_to.tolist(), table.edge_ways.tolist()
         self._den, self._loop_ways = table.denominator.tolist(), table.loop_ways.tolist()
         self._loop = [mpq(w, d) for w, d in zip(self._loop_ways, self._den)]
+        self._bust = [mpq(w, d) for w, d in zip(table.bust_ways.tolist(), self._den)]
+        self._probabilities: dict[int, list[tuple[int, int, mpq]]] = {}  # `_edges`
         self._place = {}  # state -> (block, layer within the block)
         for b, block in enumerate(table.blocks):
             for k, layer in enumerate(block):
@@ -211,74 +213,47 @@ class ExactTurn:
     def _forward(self, i0: int, score0: int) -> dict[int, Fraction]:
         """P(final turn score = k) if the player rolls now and then follows the policy.
 
-        Probability mass flows forward in the reverse of the solvers' sweep, a (block, score) at a time
-        by `_flow_order` (layers from last to first). A state the policy rolls from
-        passes on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop). The masses are
-        flowed as residues (`_flow`) modulo as many primes as twice the bits of the value's larger part,
-        and twice that again until every fraction is recovered, checked, and the probabilities sum to 1.
+        Probability mass flows forward in the reverse of the solvers' sweep: blocks from last to
+        first, score levels upwards, layers from last to first. A state the policy rolls from
+        passes on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop).
         """
-        value = self.roll(i0, score0)
-        k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # 2**30 < p
-        while True:
-            out = self._flow(i0, score0, Residues(k))
-            if out is not None and sum(out.values()) == 1:
-                return out
-            k *= 2
+        final: dict[int, mpq] = {}
+        pending: dict[tuple[int, int], dict[int, dict[int, mpq]]] = {}  # (block, score) -> layer -> mass
 
-    def _flow_order(self, key: tuple[int, int]) -> tuple[int, int]:
-        """The order in which (block, score) pairs pass their mass on: by ``score + r * (B - block)`` (``r`` the
-        most brains a roll takes back, ``B`` the blocks), then the later block first. A roll leads to the same
-        block at a score no lower, or to an earlier block (a rescue comes with a shotgun) at most ``r`` lower,
-        so every pair's mass has arrived when its turn comes; and the masses waiting are only those within a
-        few rolls' brains of it, not every score of every earlier block."""
-        block, score = key
-        return score - self.solution.table.min_delta * (len(self.solution.table.blocks) - block), -block
-
-    def _flow(self, i0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
-        """`_forward` in residues (None if `field`'s primes were too few), a layer at a time: the states of a
-        layer that roll do so together, as one sparse product of their ways (`Table.ways`) and their masses,
-        each over ``den - loop`` (the self-loop closed at once: ``mass / (1 - loop / den) * ways / den``)."""
-        table = self.solution.table
-        n, ways, den, loop = len(table), table.ways, self._den, self._loop_ways
-        final: dict = {}
-        pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> state -> mass
-
-        def add(here: dict, key: int, mass) -> None:
-            old = here.get(key)
-            here[key] = field.own(mass) if old is None else field.add(old, mass)
-
-        def roll(states: list[int], masses: list, score: int, closed: list[bool]) -> None:
-            z = field.over(masses, [den[i] - loop[i] if shut else den[i] for i, shut in zip(states, closed)])
-            for i, shut, row in zip(states, closed, z):
-                if loop[i] and not shut:  # the forced first roll came back to a position where the policy stops
-                    add(final, score, field.times(row, loop[i]))
-            bust = table.bust_ways[states].astype(np.uint64)
-            if bust.any():
-                add(final, 0, field.combine(sp.csr_matrix(bust[None, :]), z)[0])
-            sub = ways[states].tocoo()
-            targets, col = np.unique(sub.col, return_inverse=True)
-            w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), len(states)))
-            for target, mass in zip(targets.tolist(), field.combine(w, z)):
-                d, j = divmod(target, n)
+        def spread(i: int, score: int, mass: mpq) -> None:
+            p = self._loop[i]
+            if p and self._rolls(i, score):
+                mass = mass / (1 - p)
+            elif p:  # the forced first roll came back to a position where the policy stops
+                final[score] = final.get(score, mpq(0)) + mass * p
+            if self._bust[i]:
+                final[0] = final.get(0, mpq(0)) + mass * self._bust[i]
+            for d, j, q in self._edges(i):
                 b, k = self._place[j]
-                add(pending.setdefault((b, score + d + table.min_delta), {}).setdefault(k, {}), j, mass)
+                here = pending.setdefault((b, score + d), {}).setdefault(k, {})
+                here[j] = here.get(j, mpq(0)) + mass * q
 
-        roll([i0], [field.one()], score0, [self._rolls(i0, score0)])
+        spread(i0, score0, mpq(1))
         while pending:
-            key = min(pending, key=self._flow_order)
-            layers, score = pending[key], key[1]
+            key = max(pending, key=lambda bs: (bs[0], -bs[1]))
+            layers = pending[key]
             while layers:
-                states, masses = [], []
                 for i, mass in layers.pop(max(layers)).items():
-                    if self._rolls(i, score):
-                        states.append(i)
-                        masses.append(mass)
+                    if self._rolls(i, key[1]):
+                        spread(i, key[1], mass)
                     else:
-                        add(final, score, mass)
-                if states:
-                    roll(states, masses, score, [True] * len(states))
+                        final[key[1]] = final.get(key[1], mpq(0)) + mass
             del pending[key]
-        return field.fractions(dict(sorted(final.items())))
+        return {k: to_fraction(v) for k, v in sorted(final.items())}
+
+    def _edges(self, i: int) -> list[tuple[int, int, mpq]]:
+        """(delta, j, exact p) of every roll of state `i` but its self-loop (memoised: distributions read them)."""
+        edges = self._probabilities.get(i)
+        if edges is None:
+            a, b, den = self._ptr[i], self._ptr[i + 1], self._den[i]
+            edges = self._probabilities[i] = [(d, j, mpq(w, den)) for d, j, w in
+                                              zip(self._delta[a:b], self._to[a:b], self._ways[a:b])]
+        return edges
 
 
 def exact_turn(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,

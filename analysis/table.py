@@ -130,15 +130,6 @@ class Table:
         return tuple(Fraction(w, d) for w, d in zip(self.loop_ways.tolist(), self.denominator.tolist()))
 
     @cached_property
-    def ways(self) -> sp.csr_matrix:
-        """Every roll's results as exact ways in one integer matrix: row a state, column
-        ``(delta - min_delta) * n + state`` (the probability is ways / denominator; self-loops excluded)."""
-        n = len(self.states)
-        return sp.csr_matrix((self.edge_ways.astype(np.uint64),
-                              (self.edge_from, (self.edge_delta - self.min_delta) * n + self.edge_to)),
-                             shape=(n, (self.max_delta - self.min_delta + 1) * n))
-
-    @cached_property
     def edge_from(self) -> np.ndarray:
         """The state each roll is from (the rows of `edge_ptr` spelt out)."""
         return np.repeat(np.arange(len(self.states)), np.diff(self.edge_ptr))
