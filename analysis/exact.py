@@ -158,9 +158,6 @@ class ExactTurn:
                     whole += w * (s >= target if reach else s)
             rest[(score, i)] = (total + whole) / self._den[i]
 
-    def _needs_rest(self, i: int, score: int) -> bool:
-        return self._choice_code(i, score) != 0
-
     def _value_from_rest(self, i: int, score: int, rest: mpq) -> mpq:
         roll = self._roll_from_rest(i, score, rest)
         choice = self._float_choice(i, score)

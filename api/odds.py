@@ -35,7 +35,7 @@ COUNTS = ("banked", "bus_brains", "bus_shotguns")
 POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # Modes answered only near the end of a turn: the most shotguns a position may be from a bust, less one (`room`).
 # analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with
-# one shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 14 s of CPU and 1.1 GB),
+# one shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 16 s of CPU and 0.9 GB),
 # with none (room 3) ~300,000 states whose exact values passed 5.7 GB. With the School Bus (phases and tokens
 # besides the dice) every Double Feature mode is answered only nearer the end: one more room there costs 2-3 GB
 # (bench numbers in README.md).
