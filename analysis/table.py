@@ -66,8 +66,9 @@ from .roll import (
 __all__ = ["Table", "table_for", "ROOTED_KEPT", "BusTable", "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
 
 # Tables (and their solutions, exact values) built for one position are kept for the last few positions only:
-# one three shotguns from a bust in direct-to-video-sequel (a shotgun set aside) holds ~0.5 GB with its solution.
-ROOTED_KEPT = 4
+# one three shotguns from a bust in direct-to-video-sequel (a shotgun set aside) holds ~0.7 GB with its solution
+# and exact values (a server process measured 3.1 GB after six such positions while 4 were kept).
+ROOTED_KEPT = 2
 
 
 @dataclass(frozen=True, eq=False)
