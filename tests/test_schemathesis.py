@@ -16,7 +16,7 @@ validation): everything the API refuses, and every cheap valid position, is stil
 
 Double Feature positions cost more, and that is why some are dropped too: analysis solves each one
 over a transition table of the states its own turn can still reach, built for that position (about
-0.7 ms of CPU per state, ~25 rolls per state) and kept for the life of the process. That is ~2,000 to
+0.7 ms of CPU per state, ~25 rolls per state) and kept while it is one of the last two. That is ~2,000 to
 4,000 states (about a second) when the next shotgun busts (`room` 0, api.odds.room), 15,000 to
 35,000 states (10-30 s, up to 1 GB) with one more shotgun to go, and the whole turn (51,000 to 63,000
 states: a minute or more and 2.4 GB each) with none or at the start of a turn. So a valid Double
