@@ -204,8 +204,9 @@ class Server(BaseApplication):
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, type=int, show_default=True)
 @click.option("--workers", default=2, type=click.IntRange(min=1), show_default=True)
-@click.option("--timeout", default=300, type=click.IntRange(min=1), show_default=True,
-              help="Seconds a request may run: an objective asked for the first time can take minutes.")
+@click.option("--timeout", default=900, type=click.IntRange(min=1), show_default=True,
+              help="Seconds a request may run: an objective asked for the first time can take minutes (Santa's "
+                   "turn start: 4 to 12).")
 def serve(host: str, port: int, workers: int, timeout: int) -> None:
     """Serve the HTTP API with gunicorn."""
     Server({"bind": f"{host}:{port}", "workers": workers, "timeout": timeout, "preload_app": True}).run()
