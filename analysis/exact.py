@@ -64,8 +64,8 @@ class ExactTurn:
         # divided once, and the results that stop add as integers
         self._ptr, self._delta = table.edge_ptr.tolist(), table.edge_delta.tolist()
         self._to, self._ways = table.edge_to.tolist(), table.edge_ways.tolist()
-        self._den, self._loop_ways = table.denominator.tolist(), table.loop_ways.tolist()
-        self._loop = [mpq(w, d) for w, d in zip(self._loop_ways, self._den)]
+        self._den = table.denominator.tolist()
+        self._loop = [mpq(w, d) for w, d in zip(table.loop_ways.tolist(), self._den)]
         self._bust = [mpq(w, d) for w, d in zip(table.bust_ways.tolist(), self._den)]
         self._probabilities: dict[int, list[tuple[int, int, mpq]]] = {}  # `_edges`
         self._place = {}  # state -> (block, layer within the block)
@@ -99,9 +99,13 @@ class ExactTurn:
 
     # -- values -------------------------------------------------------------------------------
     def stop(self, score: int) -> mpq:
+        return mpq(self._stop_int(score))
+
+    def _stop_int(self, score: int) -> int:
+        """The stop value, an integer for every objective (reach: 0 or 1; otherwise the score)."""
         if self.solution.objective.kind == "reach":
-            return mpq(int(score >= self.solution.objective.target))
-        return mpq(score)
+            return int(score >= self.solution.objective.target)
+        return score
 
     def _float_choice(self, i: int, score: int) -> str | None:
         """'roll' or 'stop' where the float solution is certain; None for a near-tie."""
@@ -130,8 +134,6 @@ class ExactTurn:
         worth their integer stop value, summed as integers; the others' exact values are added once each."""
         rest, values, needs = self._rest, self._values, self._choice_code  # 0: the policy stops
         ptr, delta, to, ways = self._ptr, self._delta, self._to, self._ways
-        reach = self.solution.objective.kind == "reach"
-        target = self.solution.objective.target
         stack = [(i0, score0)]
         while stack:
             i, score = stack[-1]
@@ -155,7 +157,7 @@ class ExactTurn:
                     v = values[(s, j)] = self._value_from_rest(j, s, rest[(s, j)])
                     total += w * v
                 else:
-                    whole += w * (s >= target if reach else s)
+                    whole += w * self._stop_int(s)
             rest[(score, i)] = (total + whole) / self._den[i]
 
     def _value_from_rest(self, i: int, score: int, rest: mpq) -> mpq:

@@ -140,8 +140,7 @@ def odds(position: Position, objective: Objective | str = "expected-brains") -> 
         if root is None and position.mode in NO_WHOLE_TURN:
             raise TurnStartTooLarge(f"the start of a turn of mode {position.mode} is too large to answer exactly "
                                     f"({TOO_LARGE}); ask about a position after the first roll")
-        table = table_for(position.mode, position.recycle, root) if root else table_for(position.mode,
-                                                                                       position.recycle)
+        table = table_for(position.mode, position.recycle, root)
         exact = exact_turn(position.mode, position.recycle, objective, root)
     if position.state not in table.index:
         raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "

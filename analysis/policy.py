@@ -469,7 +469,7 @@ def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None 
 
 
 def _solve(mode: str, recycle: str, objective: Objective, root: DiceState | None, margin: int) -> Solution:
-    table = table_for(mode, recycle, root) if root is not None else table_for(mode, recycle)
+    table = table_for(mode, recycle, root)
     top, capped = _top(table, objective, margin)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
     forced = None
