@@ -47,7 +47,7 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, lru_cache
-from math import comb, factorial, lcm
+from math import comb, factorial, gcd
 from operator import add, sub
 from typing import NamedTuple
 
@@ -181,6 +181,15 @@ def transitions(mode: Mode, state: DiceState, recycle: str = "before-draw") -> t
     Weights are integers (ways to draw x ways to show faces) over one common denominator,
     ``C(cup, n) * 6**3``, so a position costs one Fraction per distinct result.
     """
+    denominator, banked, merged = _transition_ways(mode, state, recycle)
+    return tuple(Transition(Fraction(w, denominator), b, s, bust, after, banked, lost)
+                 for (b, s, bust, after, lost), w in merged.items())
+
+
+def _transition_ways(mode: Mode, state: DiceState, recycle: str) -> tuple[int, int, dict[tuple, int]]:
+    """`transitions` in integers: the denominator, the brains noted by recycling, and every distinct result
+    ``(brains, shotguns, bust, dice after, brains rescued)`` with its ways (`_ordinary_rolls` reads them
+    without building a Fraction per result)."""
     if not mode.plain:
         return _special_transitions(mode, state, recycle)
     need = mode.dice_per_roll - sum(state.hand)
@@ -211,10 +220,9 @@ def transitions(mode: Mode, state: DiceState, recycle: str = "before-draw") -> t
             bust = s >= bust_at
             after = None if bust else DiceState(hand_k, tuple(map(add, brains, brains_k)),
                                                 tuple(map(add, state.shotguns, shots_k)))
-            key = (b, s, bust, after)
+            key = (b, s, bust, after, 0)
             merged[key] = merged.get(key, 0) + w_draw * w_roll
-    return tuple(Transition(Fraction(w, denominator), b, s, bust, after, banked)
-                 for (b, s, bust, after), w in merged.items())
+    return denominator, banked, merged
 
 
 # -- Double Feature: the resolution steps --------------------------------------------------------------
@@ -407,8 +415,8 @@ def _rescuable(mode: Mode) -> tuple[bool, ...]:
     return tuple(die.name in {b for _, b in mode.rescues} for die in mode.dice)
 
 
-def _special_transitions(mode: Mode, state: DiceState, recycle: str) -> tuple[Transition, ...]:
-    """`transitions` for Double Feature modes: the same draw, then the faces resolved step by step."""
+def _special_transitions(mode: Mode, state: DiceState, recycle: str) -> tuple[int, int, dict[tuple, int]]:
+    """`_transition_ways` for Double Feature modes: the same draw, then the faces resolved step by step."""
     pile, banked, drawn, ways = _draw_plan(mode, state, mode.dice_per_roll - sum(state.hand), recycle)
     denominator = ways * len(mode.dice[0].faces)**mode.dice_per_roll
     merged: dict[tuple, int] = {}
@@ -430,8 +438,7 @@ def _special_transitions(mode: Mode, state: DiceState, recycle: str) -> tuple[Tr
                                   effects)
                 key = (gain, shown, False, after, lost)
             merged[key] = merged.get(key, 0) + w_draw * w_roll
-    return tuple(Transition(Fraction(w, denominator), b, s, bust, after, banked, lost)
-                 for (b, s, bust, after, lost), w in merged.items())
+    return denominator, banked, merged
 
 
 # -- School Bus: the actions and the bus step ----------------------------------------------------------
@@ -519,11 +526,18 @@ def _bus_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[tuple[tuple, 
     brains in the pile afterwards, ways), the ways' common denominator and the brains noted by
     recycling. The tokens, the bust (which needs the tokens already held) and tyre tracks' choices are
     left to `bus_results`."""
+    grouped, denominator, banked = _bus_roll_groups(mode, dice, recycle)
+    rows = tuple((face, *common, w * sides) for faces, common, w in grouped for face, sides in faces)
+    return rows, denominator, banked
+
+
+def _bus_roll_groups(mode: Mode, dice: DiceState, recycle: str) -> tuple[tuple[tuple, ...], int, int]:
+    """`_bus_rolls` with the bus faces that act alike on the dice (all but YIELD and DEAD END) kept together:
+    every result as (those faces with their sides, the rest of `_bus_rolls`' result but the face, ways of each
+    side), in the same order once expanded face by face. A table's search reads a group's dice once."""
     pile, banked, drawn, ways = _draw_plan(mode, dice, mode.dice_per_roll - 1 - sum(dice.hand), recycle)
     denominator = ways * len(mode.dice[0].faces) ** (mode.dice_per_roll - 1) * len(BUS.faces)
-    groups: dict[str, list[tuple[Face, int]]] = {}  # the faces that act alike on the dice
-    for face, sides in BUS.distinct_faces:
-        groups.setdefault(face.effect if face.effect in ("yield", "dead-end") else "", []).append((face, sides))
+    groups = _bus_groups()
     shots_before, bust_before, brains_before = pile.shotgun_count, pile.bust_at(mode), pile.pile_brains
     merged: dict[tuple, int] = {}
     for take, w_draw in drawn:
@@ -531,8 +545,8 @@ def _bus_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[tuple[tuple, 
         for (hand, b, d, s, ds, aside, effects, rb, rd, lost), w_roll, shots, gained, bonus in _settled(
                 mode, pile, rolled):
             footprints, bust_at = sum(hand), bust_before + bonus
-            for effect, faces in groups.items():
-                h2, b2, s2, ds2 = bus_step(faces[0][0], hand, b, s, ds)
+            for effect, faces in groups:
+                h2, b2, s2, ds2 = bus_step(faces[0][0], hand, b, s, ds) if effect else (hand, b, s, ds)
                 if pile.aside:
                     after = DiceState(h2, tuple(map(add, pile.brains, map(add, b2, rb))),
                                       tuple(map(add, pile.shotguns, s2)),
@@ -543,23 +557,29 @@ def _bus_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[tuple[tuple, 
                     after = DiceState(h2, tuple(map(add, pile.brains, b2)), tuple(map(add, pile.shotguns, s2)))
                 counted = 0 if effect == "yield" else shots
                 gain = gained + (footprints if effect == "dead-end" else 0)
-                common = (after, gain, counted, lost, shots_before + counted, bust_at, brains_before + gain)
-                for face, sides in faces:
-                    key = (face, *common)
-                    merged[key] = merged.get(key, 0) + w_draw * w_roll * sides
-    return tuple((*k, w) for k, w in merged.items()), denominator, banked
+                key = (faces, after, gain, counted, lost, shots_before + counted, bust_at, brains_before + gain)
+                merged[key] = merged.get(key, 0) + w_draw * w_roll
+    return tuple((faces, common, w) for (faces, *common), w in merged.items()), denominator, banked
+
+
+@cache
+def _bus_groups() -> tuple[tuple[str, tuple[tuple[Face, int], ...]], ...]:
+    """The bus die's distinct faces grouped by what they do to the ordinary dice: YIELD, DEAD END, the rest."""
+    groups: dict[str, list[tuple[Face, int]]] = {}
+    for face, sides in BUS.distinct_faces:
+        groups.setdefault(face.effect if face.effect in ("yield", "dead-end") else "", []).append((face, sides))
+    return tuple((effect, tuple(faces)) for effect, faces in groups.items())
 
 
 @lru_cache(maxsize=4096)
 def _ordinary_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[int, tuple[tuple, ...]]:
-    """`transitions` as integer weights over one denominator, with each result's shotguns in the pile
-    and bust threshold (the School Bus adds its tokens to them)."""
-    trans = transitions(mode, dice, recycle)
-    denominator = lcm(*(t.probability.denominator for t in trans))
-    return denominator, tuple(
-        (t.brains, t.shotguns, t.state, t.state.shotgun_count if t.state else 0,
-         t.state.bust_at(mode) if t.state else 0, t.banked, t.rescued,
-         t.probability.numerator * (denominator // t.probability.denominator)) for t in trans)
+    """`transitions` as integer weights over their least common denominator, with each result's shotguns in the
+    pile and bust threshold (the School Bus adds its tokens to them)."""
+    denominator, banked, merged = _transition_ways(mode, dice, recycle)
+    common = gcd(denominator, *merged.values())  # the lcm of the reduced denominators is denominator / common
+    return denominator // common, tuple(
+        (b, s, after, after.shotgun_count if after else 0, after.bust_at(mode) if after else 0, banked, lost,
+         w // common) for (b, s, _, after, lost), w in merged.items())
 
 
 class TyreTracks(NamedTuple):

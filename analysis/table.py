@@ -53,7 +53,7 @@ from .dice import EFFECTS, MODES, Mode
 from .position import BusState, DiceState
 from .roll import (
     TyreTracks,
-    _bus_rolls,
+    _bus_roll_groups,
     _draw_plan,
     _ordinary_rolls,
     _rescuable,
@@ -150,40 +150,6 @@ class Table:
 
     def __len__(self) -> int:
         return len(self.states)
-
-
-def _layers(states: np.ndarray, zero_edges: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
-    """Split `states` so that every no-brain roll between them leads to an earlier layer.
-
-    Longest-path layering of the no-brain graph restricted to `states` (a DAG once self-loops are
-    removed; a cycle is a bug in the rules and raises).
-    """
-    inside = set(states.tolist())
-    succ: dict[int, list[int]] = {i: [] for i in inside}
-    for i, j in zero_edges:
-        if i in inside and j in inside:
-            succ[i].append(j)
-    depth: dict[int, int] = {}
-    for root in inside:
-        stack, on_path = [(root, 0)], set()
-        while stack:
-            node, k = stack.pop()
-            if k == 0:
-                if node in depth:
-                    continue
-                on_path.add(node)
-            if k < len(succ[node]):
-                stack.append((node, k + 1))
-                child = succ[node][k]
-                if child in on_path:
-                    raise ValueError("no-brain rolls form a cycle: the table cannot be layered")
-                if child not in depth:
-                    stack.append((child, 0))
-            else:
-                depth[node] = 1 + max((depth[c] for c in succ[node]), default=-1)
-                on_path.discard(node)
-    order = np.array([depth[i] for i in states.tolist()])
-    return tuple(states[order == d] for d in range(order.max() + 1))
 
 
 class _Codes:
@@ -407,7 +373,7 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
 
 
 def _depths(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """`_layers`' depths on arrays: the longest path from each of `n` states over the no-brain rolls
+    """Layers within a block: the longest path from each of `n` states over the no-brain rolls
     `src -> dst` within a block (one more than a state's deepest successor, 0 with none), found by relaxing
     every edge at once until nothing moves (a cycle never settles, and raises)."""
     depth = np.zeros(n, dtype=np.int64)
@@ -650,7 +616,7 @@ class _Search:
         self._ordinary: dict[int, tuple] = {}
         self._bus: dict[int, tuple] = {}
         self._empty_hand: dict[int, int] = {}
-        self._give_up: dict[tuple[int, int], tuple] = {}
+        self._give_up: dict[tuple[int, int, int], tuple] = {}
 
     def did(self, dice: DiceState) -> int:
         if dice not in self.dice_id:
@@ -693,9 +659,11 @@ class _Search:
 
     def options(self, x: int, tokens: int, shotguns: int) -> tuple[tuple[str, tuple], ...]:
         """Tyre tracks' choices as compact decision keys (`roll.give_up`)."""
-        if (x, tokens) not in self._give_up:
-            self._give_up[(x, tokens)] = tuple((g, self.did(d)) for g, d in give_up(self.mode, self.dice[x], tokens))
-        return tuple((g, ("d", y, "out", 0, shotguns)) for g, y in self._give_up[(x, tokens)])
+        key = (x, tokens, shotguns)
+        if key not in self._give_up:
+            self._give_up[key] = tuple((g, ("d", self.did(d), "out", 0, shotguns))
+                                       for g, d in give_up(self.mode, self.dice[x], tokens))
+        return self._give_up[key]
 
     def roll(self, key: tuple) -> tuple[dict[tuple[int, int], int], int, int]:
         """A chance node's results: ways per (delta, node), bust ways, denominator."""
@@ -717,25 +685,29 @@ class _Search:
             return out, bust, den
         _, x, tokens, shotguns = key
         if x not in self._bus:
-            rows, den, _ = _bus_rolls(self.mode, self.dice[x], self.recycle)
-            self._bus[x] = den, tuple((f.brains, f.shotguns, f.effect, self.did(a), d, c, top, left > 0, w)
-                                      for f, a, d, _, _, c, top, left, w in rows)
+            rows, den, _ = _bus_roll_groups(self.mode, self.dice[x], self.recycle)
+            self._bus[x] = den, tuple((tuple((f.brains, f.shotguns, f.effect, sides) for f, sides in faces),
+                                       self.did(a), d, c, top, left > 0, w)
+                                      for faces, (a, d, _, _, c, top, left), w in rows)
         den, rows = self._bus[x]
-        for fb, fs, effect, a, delta, count, bust_at, brains_left, ways in rows:
-            s = shotguns + fs
-            if count + s >= bust_at:
-                bust += ways
-                continue
-            if effect == "stop":
-                target = ("s", 0)
-            elif effect == "tyre-tracks":  # one brain lost if the turn has one (see roll.bus_results)
-                delta -= tokens > 0 or brains_left
-                choices = self.options(a, tokens, s)
-                target = choices[0][1] if len(choices) == 1 else ("t", a, tokens, s)
-            else:
-                target = ("d", a, "riding", int(tokens or fb > 0), s)
-            j = self.node(target)
-            out[(delta + fb, j)] = out.get((delta + fb, j), 0) + ways
+        for faces, a, delta, count, bust_at, brains_left, w in rows:
+            for fb, fs, effect, sides in faces:
+                ways = w * sides
+                s = shotguns + fs
+                if count + s >= bust_at:
+                    bust += ways
+                    continue
+                d = delta
+                if effect == "stop":
+                    target = ("s", 0)
+                elif effect == "tyre-tracks":  # one brain lost if the turn has one (see roll.bus_results)
+                    d -= tokens > 0 or brains_left
+                    choices = self.options(a, tokens, s)
+                    target = choices[0][1] if len(choices) == 1 else ("t", a, tokens, s)
+                else:
+                    target = ("d", a, "riding", int(tokens or fb > 0), s)
+                j = self.node(target)
+                out[(d + fb, j)] = out.get((d + fb, j), 0) + ways
         return out, bust, den
 
 
@@ -809,7 +781,14 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
             if block_of[o] >= b:
                 raise ValueError("tyre tracks lead to a node not yet solved")
     block_arr = np.array(block_of)
-    blocks = tuple(_layers(np.flatnonzero(block_arr == b), deps) for b in range(len(order)))
+    src, dst = np.array(deps, dtype=np.int64).reshape(-1, 2).T
+    depth = _depths(n, src, dst)
+    blocks = []
+    for b in range(len(order)):
+        members = np.flatnonzero(block_arr == b)
+        layer = depth[members]
+        blocks.append(tuple(members[layer == d] for d in range(layer.max() + 1)))
+    blocks = tuple(blocks)
     den = [denominators.get(i, 1) for i in range(n)]
     flat = [(i, d, j, w / den[i]) for i, row in enumerate(edge_rows) for d, j, w in row]
     rows, deltas, cols, vals = (np.array(x) for x in zip(*flat)) if flat else (np.zeros(0, int),) * 4
