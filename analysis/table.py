@@ -744,54 +744,61 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     n = len(keys)
     kinds = [DECISION if isinstance(k, BusState) else TYRE if isinstance(k, TyreTracks) else STOPPED
              if k[0] == "stopped" else CHANCE for k in keys]
+    # every result of every chance node as arrays (node, delta, target, ways), in the search's order
+    flat = [(d, j, w) for out in edges.values() for (d, j), w in out.items()]
+    ri = np.repeat(np.array(list(edges), dtype=np.int64), [len(out) for out in edges.values()])
+    rd, rj, rw = (np.array(x, dtype=np.int64).reshape(-1) for x in (zip(*flat) if flat else ((), (), ())))
+    by_node = np.argsort(ri, kind="stable")  # (the search rolled chance nodes in the order it met them)
+    ri, rd, rj, rw = ri[by_node], rd[by_node], rj[by_node], rw[by_node]
+    ai = np.array([i for i, row in actions.items() for _ in row], dtype=np.int64)  # decision, chance it rolls
+    ac = np.array([c for row in actions.values() for _, c in row], dtype=np.int64)
+    # a result is a loop when it shows no brain and is a decision that can roll the same chance node again
+    is_loop = (rd == 0) & np.isin(ri * n + rj, ac * n + ai)
     loops: list[tuple] = [()] * n
-    edge_rows: list[tuple] = [()] * n
-    rolled_by = {(c, j) for j, row in actions.items() for _, c in row}  # (chance node, decision that rolls it)
-    for i, out in edges.items():
-        loop = []
-        for d, j in [k for k in out if k[0] == 0 and (i, k[1]) in rolled_by]:
-            loop.append((j, out.pop((d, j))))
-        loops[i] = tuple(loop)
-        edge_rows[i] = tuple((d, j, w) for (d, j), w in sorted(out.items()))
+    li, lj, lw = ri[is_loop], rj[is_loop], rw[is_loop]
+    at = np.searchsorted(li, np.arange(n + 1))
+    pairs = list(zip(lj.tolist(), lw.tolist()))
+    for i in np.unique(li).tolist():
+        loops[i] = tuple(pairs[at[i]:at[i + 1]])
+    keep = ~is_loop
+    ri, rd, rj, rw = ri[keep], rd[keep], rj[keep], rw[keep]
+    sort = np.lexsort((rj, rd, ri))
+    ri, rd, rj, rw = ri[sort], rd[sort], rj[sort], rw[sort]
+    at = np.searchsorted(ri, np.arange(n + 1))
+    results = list(zip(rd.tolist(), rj.tolist(), rw.tolist()))
+    edge_rows = [tuple(results[a:b]) for a, b in zip(at[:-1].tolist(), at[1:].tolist())]
     block_keys = [_bus_block(k) if kinds[i] != STOPPED else None for i, k in enumerate(keys)]
     order = {b: r for r, b in enumerate(sorted({b for b in block_keys if b is not None}))}
-    block_of = [-1 if b is None else order[b] for b in block_keys]
-    deps: list[tuple[int, int]] = []  # (i, j): i is computed after j at the same score
+    block_of = np.array([-1 if b is None else order[b] for b in block_keys], dtype=np.int64)
+    # (i, j): i is computed after j at the same score: an action rolling a chance node of its own block, a roll
+    # showing no brain within its block, and a loop's decision's other actions within the block
+    if (block_of[ac] > block_of[ai]).any():
+        raise ValueError("an action leads to a later block")
+    b_from, b_to = block_of[ri], block_of[rj]
+    if (b_to > b_from).any():
+        raise ValueError("a roll leads to a later block")
+    same = b_to == b_from
     cyclic = [False] * len(order)
-    for i in range(n):
-        b = block_of[i]
-        for _, c in actions.get(i, ()):
-            if block_of[c] == b:
-                deps.append((i, c))
-            elif block_of[c] > b:
-                raise ValueError(f"an action leads to a later block: {keys[i]} -> {keys[c]}")
-        for d, j, _ in edge_rows[i]:
-            bj = block_of[j]
-            if bj < b or (bj == b and d > 0):
-                continue
-            if bj > b:
-                raise ValueError(f"a roll leads to a later block: {keys[i]} -> {keys[j]}")
-            if d == 0:
-                deps.append((i, j))
-            else:
-                cyclic[b] = True  # a rescue with YIELD: a lower score in the same block
-        for h, _ in loops[i]:
-            deps += [(i, a) for _, a in actions[h] if a != i and block_of[a] == b]
-        for _, o in options.get(i, ()):
-            if block_of[o] >= b:
-                raise ValueError("tyre tracks lead to a node not yet solved")
-    block_arr = np.array(block_of)
-    src, dst = np.array(deps, dtype=np.int64).reshape(-1, 2).T
+    for b in np.unique(b_from[same & (rd < 0)]).tolist():
+        cyclic[b] = True  # a rescue with YIELD: a lower score in the same block
+    oi = np.array([i for i, row in options.items() for _ in row], dtype=np.int64)
+    oo = np.array([o for row in options.values() for _, o in row], dtype=np.int64)
+    if (block_of[oo] >= block_of[oi]).any():
+        raise ValueError("tyre tracks lead to a node not yet solved")
+    back = [(i, a) for i, h in zip(li.tolist(), lj.tolist()) for _, a in actions[h] if a != i]
+    bi, ba = np.array(back, dtype=np.int64).reshape(-1, 2).T
+    inside = block_of[ac] == block_of[ai], same & (rd == 0), block_of[ba] == block_of[bi]
+    src = np.concatenate([ai[inside[0]], ri[inside[1]], bi[inside[2]]])
+    dst = np.concatenate([ac[inside[0]], rj[inside[1]], ba[inside[2]]])
     depth = _depths(n, src, dst)
     blocks = []
     for b in range(len(order)):
-        members = np.flatnonzero(block_arr == b)
+        members = np.flatnonzero(block_of == b)
         layer = depth[members]
         blocks.append(tuple(members[layer == d] for d in range(layer.max() + 1)))
     blocks = tuple(blocks)
     den = [denominators.get(i, 1) for i in range(n)]
-    flat = [(i, d, j, w / den[i]) for i, row in enumerate(edge_rows) for d, j, w in row]
-    rows, deltas, cols, vals = (np.array(x) for x in zip(*flat)) if flat else (np.zeros(0, int),) * 4
+    rows, deltas, cols, vals = ri, rd, rj, rw / np.array(den, dtype=np.int64)[ri]
     max_delta, min_delta = int(deltas.max(initial=0)), int(min(0, deltas.min(initial=0)))
     matrices = {}
     for delta in range(min_delta, max_delta + 1):
