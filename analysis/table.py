@@ -686,8 +686,7 @@ class _Search:
         _, x, tokens, shotguns = key
         if x not in self._bus:
             rows, den, _ = _bus_roll_groups(self.mode, self.dice[x], self.recycle)
-            self._bus[x] = den, tuple((tuple((f.brains, f.shotguns, f.effect, sides) for f, sides in faces),
-                                       self.did(a), d, c, top, left > 0, w)
+            self._bus[x] = den, tuple((_face_parts(faces), self.did(a), d, c, top, left > 0, w)
                                       for faces, (a, d, _, _, c, top, left), w in rows)
         den, rows = self._bus[x]
         for faces, a, delta, count, bust_at, brains_left, w in rows:
@@ -709,6 +708,12 @@ class _Search:
                 j = self.node(target)
                 out[(d + fb, j)] = out.get((d + fb, j), 0) + ways
         return out, bust, den
+
+
+@cache
+def _face_parts(faces: tuple) -> tuple[tuple[int, int, str, int], ...]:
+    """A group of bus faces (`roll._bus_roll_groups`) as (brains, shotguns, effect, sides) each."""
+    return tuple((f.brains, f.shotguns, f.effect, sides) for f, sides in faces)
 
 
 def bus_table_for(mode_name: str, recycle: str = "before-draw", root: BusState | None = None) -> BusTable:
