@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, cached_property, lru_cache
 from itertools import chain
+from math import gcd
 from operator import add as _add
 from operator import mul
 
@@ -55,7 +56,6 @@ from .roll import (
     TyreTracks,
     _bus_roll_groups,
     _draw_plan,
-    _ordinary_rolls,
     _rescuable,
     _roll,
     _summed,
@@ -164,6 +164,7 @@ class _Codes:
         radix = [c + 1 for c in mode.counts] * self.fields
         self.weights = np.cumprod([1, *radix[:-1]]).astype(np.int64)
         self._weights = self.weights.tolist()  # (Python ints: `fields_code` runs per roll kernel)
+        self._radix = radix
         self.radix = np.array(radix, dtype=np.int64)
         self.effect_names = tuple(sorted(EFFECTS))
         self.effect_weight = int(np.prod(radix, dtype=object))
@@ -182,6 +183,19 @@ class _Codes:
             return self.fields_code(s.hand, s.brains, s.shotguns)
         return self.fields_code(s.hand, s.brains, s.shotguns, s.double_brains, s.double_shotguns,
                                 s.aside) + self.effects_code(s.effects)
+
+    def state(self, code: int) -> DiceState:
+        """`states` of one code, without arrays."""
+        digits = []
+        rest = code
+        for r in self._radix:
+            rest, digit = divmod(rest, r)
+            digits.append(digit)
+        k = len(self.mode.counts)
+        fields = [tuple(digits[f * k:(f + 1) * k]) for f in range(self.fields)]
+        if self.mode.plain:
+            return DiceState(*fields)
+        return DiceState(*fields, tuple(e for b, e in enumerate(self.effect_names) if rest >> b & 1))
 
     def states(self, codes: np.ndarray) -> list[DiceState]:
         digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
@@ -602,27 +616,48 @@ def _bus_block(key) -> tuple[int, int]:
 class _Search:
     """The breadth-first search behind `bus_table_for`, on compact keys (dice interned as numbers).
 
-    It reads roll.py's cached rolls of each dice state (`_ordinary_rolls`, `_bus_rolls`) once and maps
-    them to every bus status (phase, token flag, shotgun tokens) that rolls those dice, the way
-    `roll.bus_results` does one at a time (tests compare the two)."""
+    It reads each dice state's ordinary roll (`_kernel`, shared by every state that rolls alike, as `_search`
+    does) and bus roll (roll.py's `_bus_roll_groups`) once and maps them to every bus status (phase, token flag,
+    shotgun tokens) that rolls those dice, the way `roll.bus_results` does one at a time (tests compare the
+    two). Dice reached by ordinary rolls are interned by their codes; their `DiceState` is made on first use."""
 
     def __init__(self, mode: Mode, recycle: str):
         self.mode, self.recycle = mode, recycle
-        self.dice: list[DiceState] = []
+        self.codes = _codes(mode)
+        self.dice: list[DiceState | None] = []
         self.dice_id: dict[DiceState, int] = {}
+        self.code_id: dict[int, int] = {}
+        self.dice_code: list[int] = []
         self.keys: list[tuple] = []
         self.index: dict[tuple, int] = {}
         self.queue: deque[int] = deque()
+        self._kernels: dict[int, tuple] = {}
         self._ordinary: dict[int, tuple] = {}
         self._bus: dict[int, tuple] = {}
+        self._bus_kernels: dict[int, tuple] = {}
         self._empty_hand: dict[int, int] = {}
         self._give_up: dict[tuple[int, int, int], tuple] = {}
 
     def did(self, dice: DiceState) -> int:
         if dice not in self.dice_id:
-            self.dice_id[dice] = len(self.dice)
-            self.dice.append(dice)
+            x = self.cid(self.codes.code(dice))
+            self.dice[x] = dice
+            self.dice_id[dice] = x
         return self.dice_id[dice]
+
+    def cid(self, code: int) -> int:
+        if code not in self.code_id:
+            self.code_id[code] = len(self.dice)
+            self.dice.append(None)
+            self.dice_code.append(code)
+        return self.code_id[code]
+
+    def state(self, x: int) -> DiceState:
+        dice = self.dice[x]
+        if dice is None:
+            dice = self.dice[x] = self.codes.state(self.dice_code[x])
+            self.dice_id[dice] = x
+        return dice
 
     def node(self, key: tuple) -> int:
         if key not in self.index:
@@ -635,24 +670,24 @@ class _Search:
         """The table's key for a compact one (see `BusTable`)."""
         kind, x, *rest = key
         if kind == "d":
-            return BusState(self.dice[x], *rest)
+            return BusState(self.state(x), *rest)
         if kind == "t":
-            return TyreTracks(self.dice[x], *rest)
+            return TyreTracks(self.state(x), *rest)
         if kind == "s":
             return ("stopped",)
-        return (kind, self.dice[x], *rest)
+        return (kind, self.state(x), *rest)
 
     def actions(self, key: tuple) -> tuple[tuple[str, int], ...]:
         _, x, phase, tokens, shotguns = key
         out = []
-        for action in legal_actions(self.mode, BusState(self.dice[x], phase, tokens, shotguns)):
+        for action in legal_actions(self.mode, BusState(self.state(x), phase, tokens, shotguns)):
             if action in ("roll", "get-off"):
                 out.append((action, self.node(("roll", x, "ready" if phase == "ready" else "out", shotguns))))
             elif action == "board":
                 out.append((action, self.node(("bus", x, 0, 0))))
             elif action == "stay":
                 if x not in self._empty_hand:
-                    dice = self.dice[x]
+                    dice = self.state(x)
                     self._empty_hand[x] = self.did(dice._replace(hand=tuple(0 for _ in dice.hand)))
                 out.append((action, self.node(("bus", self._empty_hand[x], tokens, shotguns))))
         return tuple(out)
@@ -662,8 +697,46 @@ class _Search:
         key = (x, tokens, shotguns)
         if key not in self._give_up:
             self._give_up[key] = tuple((g, ("d", self.did(d), "out", 0, shotguns))
-                                       for g, d in give_up(self.mode, self.dice[x], tokens))
+                                       for g, d in give_up(self.mode, self.state(x), tokens))
         return self._give_up[key]
+
+    def ordinary(self, x: int) -> tuple[int, tuple[tuple[int, int, int, int], ...]]:
+        """The ordinary roll from dice `x`: its denominator and every result (brains, dice after, the least
+        shotgun tokens that make it a bust, ways), in `roll.transitions`' order, unmerged."""
+        if x not in self._ordinary:
+            dice = self.state(x)
+            code = self.codes.code(dice)
+            key = int(self.codes.kernel_keys(np.array([code], dtype=np.int64))[0])
+            if key not in self._kernels:
+                add, shown, gain, ways, den, bust_at = _kernel(self.mode, dice, self.recycle)
+                common = gcd(den, *ways.tolist())
+                self._kernels[key] = add.tolist(), shown.tolist(), gain.tolist(), (ways // common).tolist(), \
+                    den // common, bust_at
+            add, shown, gain, ways, den, bust_at = self._kernels[key]
+            room = bust_at - dice.shotgun_count  # a result busts when it shows `room` shotguns (less the tokens)
+            self._ordinary[x] = den, tuple((g, self.cid(code + a) if room > s else -1, room - s, w)
+                                           for a, s, g, w in zip(add, shown, gain, ways))
+        return self._ordinary[x]
+
+    def bus(self, x: int) -> tuple[int, tuple[tuple, ...]]:
+        """The bus roll from dice `x` (`roll._bus_roll_groups`): its denominator and every result (its bus faces,
+        dice after, change of the pile's brains, shotguns in the pile, bust threshold, whether the pile then holds
+        a brain, ways). Dice that roll their ordinary dice alike (`_Codes.kernel_keys`: the bus draws one die
+        fewer, so the key may tell apart dice whose bus rolls agree) share it up to a shift of their codes."""
+        if x not in self._bus:
+            dice = self.state(x)
+            code = self.codes.code(dice)
+            key = int(self.codes.kernel_keys(np.array([code], dtype=np.int64))[0])
+            if key not in self._bus_kernels:
+                rows, den, _ = _bus_roll_groups(self.mode, dice, self.recycle)
+                self._bus_kernels[key] = den, dice.shotgun_count, dice.pile_brains, tuple(
+                    (_face_parts(faces), self.codes.code(a) - code, d, c, top, left, w)
+                    for faces, (a, d, _, _, c, top, left), w in rows)
+            den, shotguns, brains, rows = self._bus_kernels[key]
+            more, brains = dice.shotgun_count - shotguns, dice.pile_brains - brains
+            self._bus[x] = den, tuple((faces, self.cid(code + a), d, c + more, top, left + brains > 0, w)
+                                      for faces, a, d, c, top, left, w in rows)
+        return self._bus[x]
 
     def roll(self, key: tuple) -> tuple[dict[tuple[int, int], int], int, int]:
         """A chance node's results: ways per (delta, node), bust ways, denominator."""
@@ -671,24 +744,16 @@ class _Search:
         bust = 0
         if key[0] == "roll":
             _, x, phase, shotguns = key
-            if x not in self._ordinary:
-                den, rows = _ordinary_rolls(self.mode, self.dice[x], self.recycle)
-                self._ordinary[x] = den, tuple((b, -1 if a is None else self.did(a), c, top, w)
-                                               for b, _, a, c, top, _, _, w in rows)
-            den, rows = self._ordinary[x]
-            for brains, a, count, bust_at, ways in rows:
-                if a < 0 or count + shotguns >= bust_at:
+            den, rows = self.ordinary(x)
+            for brains, a, margin, ways in rows:
+                if shotguns >= margin:
                     bust += ways
                     continue
                 j = self.node(("d", a, phase, 0, shotguns))
                 out[(brains, j)] = out.get((brains, j), 0) + ways
             return out, bust, den
         _, x, tokens, shotguns = key
-        if x not in self._bus:
-            rows, den, _ = _bus_roll_groups(self.mode, self.dice[x], self.recycle)
-            self._bus[x] = den, tuple((_face_parts(faces), self.did(a), d, c, top, left > 0, w)
-                                      for faces, (a, d, _, _, c, top, left), w in rows)
-        den, rows = self._bus[x]
+        den, rows = self.bus(x)
         for faces, a, delta, count, bust_at, brains_left, w in rows:
             for fb, fs, effect, sides in faces:
                 ways = w * sides
