@@ -628,6 +628,7 @@ class _Search:
         self.dice_id: dict[DiceState, int] = {}
         self.code_id: dict[int, int] = {}
         self.dice_code: list[int] = []
+        self._keys: list[int] = []
         self.keys: list[tuple] = []
         self.index: dict[tuple, int] = {}
         self.queue: deque[int] = deque()
@@ -651,6 +652,12 @@ class _Search:
             self.dice.append(None)
             self.dice_code.append(code)
         return self.code_id[code]
+
+    def kernel_key(self, x: int) -> int:
+        """`_Codes.kernel_keys` of dice `x`, worked out for every dice interned since the last call at once."""
+        if x >= len(self._keys):
+            self._keys += self.codes.kernel_keys(np.array(self.dice_code[len(self._keys):], dtype=np.int64)).tolist()
+        return self._keys[x]
 
     def state(self, x: int) -> DiceState:
         dice = self.dice[x]
@@ -706,7 +713,7 @@ class _Search:
         if x not in self._ordinary:
             dice = self.state(x)
             code = self.codes.code(dice)
-            key = int(self.codes.kernel_keys(np.array([code], dtype=np.int64))[0])
+            key = self.kernel_key(x)
             if key not in self._kernels:
                 add, shown, gain, ways, den, bust_at = _kernel(self.mode, dice, self.recycle)
                 common = gcd(den, *ways.tolist())
@@ -726,7 +733,7 @@ class _Search:
         if x not in self._bus:
             dice = self.state(x)
             code = self.codes.code(dice)
-            key = int(self.codes.kernel_keys(np.array([code], dtype=np.int64))[0])
+            key = self.kernel_key(x)
             if key not in self._bus_kernels:
                 rows, den, _ = _bus_roll_groups(self.mode, dice, self.recycle)
                 self._bus_kernels[key] = den, dice.shotgun_count, dice.pile_brains, tuple(
