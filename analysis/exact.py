@@ -279,14 +279,20 @@ def solve_exact(rows: dict, rhs: dict) -> dict:
     for v in order:
         a[v][v] = a[v].get(v, mpq(0)) + 1
     b = {v: rhs.get(v, mpq(0)) for v in order}
+    place = {v: k for k, v in enumerate(order)}
+    holders: dict = {}  # column w -> the rows with an entry in it (fill-in included): the rows a pivot meets
+    for u in order:
+        for w in a[u]:
+            holders.setdefault(w, set()).add(u)
     for k, v in enumerate(order):
         pivot = a[v][v]
-        for u in order[k + 1:]:
+        for u in [u for u in holders.get(v, ()) if place[u] > k]:
             f = a[u].get(v)
             if f:
                 f = f / pivot
                 for w, c in a[v].items():
                     a[u][w] = a[u].get(w, mpq(0)) - f * c
+                    holders.setdefault(w, set()).add(u)
                 b[u] -= f * b[v]
                 del a[u][v]
     x: dict = {}
