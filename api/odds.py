@@ -37,8 +37,8 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with
 # one shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 16 s of CPU and 0.9 GB),
 # with none (room 3) ~300,000 states whose exact values passed 5.7 GB. With the School Bus (phases and tokens
-# besides the dice) every Double Feature mode is answered only nearer the end: one more room there costs 2-3 GB
-# (bench numbers in README.md).
+# besides the dice) every Double Feature mode is answered only nearer the end (~30 s and 1.2 GB at room 1); at
+# room 2 a position's bus table is the whole turn's, 4.5 GB and minutes (bench numbers in README.md).
 MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = 1  # every Double Feature mode with the School Bus
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in
