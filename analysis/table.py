@@ -711,9 +711,7 @@ class _Search:
         """The ordinary roll from dice `x`: its denominator and every result (brains, dice after, the least
         shotgun tokens that make it a bust, ways), in `roll.transitions`' order, unmerged."""
         if x not in self._ordinary:
-            dice = self.state(x)
-            code = self.codes.code(dice)
-            key = self.kernel_key(x)
+            dice, code, key = self.state(x), self.dice_code[x], self.kernel_key(x)
             if key not in self._kernels:
                 add, shown, gain, ways, den, bust_at = _kernel(self.mode, dice, self.recycle)
                 common = gcd(den, *ways.tolist())
@@ -731,9 +729,7 @@ class _Search:
         a brain, ways). Dice that roll their ordinary dice alike (`_Codes.kernel_keys`: the bus draws one die
         fewer, so the key may tell apart dice whose bus rolls agree) share it up to a shift of their codes."""
         if x not in self._bus:
-            dice = self.state(x)
-            code = self.codes.code(dice)
-            key = self.kernel_key(x)
+            dice, code, key = self.state(x), self.dice_code[x], self.kernel_key(x)
             if key not in self._bus_kernels:
                 rows, den, _ = _bus_roll_groups(self.mode, dice, self.recycle)
                 self._bus_kernels[key] = den, dice.shotgun_count, dice.pile_brains, tuple(
