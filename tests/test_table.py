@@ -81,3 +81,20 @@ def test_rooted_tables_are_kept_for_the_last_positions_only():
     again = table_for("big-summer-action-movie", "before-draw", roots[0])
     assert again is not first and again.states == first.states
     assert table_for("original") is table_for("original", "before-draw")
+
+
+@pytest.mark.parametrize("mode", ["original", "direct-to-video-sequel"])
+def test_a_state_code_reads_back_to_its_state(mode):
+    """`_Codes.state` (one code, no arrays: the School Bus search decodes dice one at a time) and `_Codes.states`
+    (arrays) both give back the state that was coded, effects included."""
+    from analysis import Position
+    from analysis.table import _codes
+
+    root = Position(mode=mode, footprints=("green",), brains=("green", "yellow"), shotguns=("red",)).state
+    table = table_for(mode, "before-draw", None if mode == "original" else root)
+    states, codes = table.states, _codes(table.mode)
+    numbers = np.array([codes.code(s) for s in states], dtype=np.int64)
+    assert len(set(numbers.tolist())) == len(states)
+    assert codes.states(numbers) == list(states)
+    assert [codes.state(c) for c in numbers.tolist()] == list(states)
+    assert any(s.effects for s in states) == (mode != "original")
