@@ -843,8 +843,6 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     block_keys = [_bus_block(k) if kinds[i] != STOPPED else None for i, k in enumerate(keys)]
     order = {b: r for r, b in enumerate(sorted({b for b in block_keys if b is not None}))}
     block_of = np.array([-1 if b is None else order[b] for b in block_keys], dtype=np.int64)
-    # (i, j): i is computed after j at the same score: an action rolling a chance node of its own block, a roll
-    # showing no brain within its block, and a loop's decision's other actions within the block
     if (block_of[ac] > block_of[ai]).any():
         raise ValueError("an action leads to a later block")
     b_from, b_to = block_of[ri], block_of[rj]
@@ -858,6 +856,8 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     oo = np.array([o for row in options.values() for _, o in row], dtype=np.int64)
     if (block_of[oo] >= block_of[oi]).any():
         raise ValueError("tyre tracks lead to a node not yet solved")
+    # (i, j): i is computed after j at the same score: an action rolling a chance node of its own block, a roll
+    # showing no brain within its block, and a loop's decision's other actions within the block
     back = [(i, a) for i, h in zip(li.tolist(), lj.tolist()) for _, a in actions[h] if a != i]
     bi, ba = np.array(back, dtype=np.int64).reshape(-1, 2).T
     inside = block_of[ac] == block_of[ai], same & (rd == 0), block_of[ba] == block_of[bi]
