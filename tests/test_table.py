@@ -90,7 +90,7 @@ def test_a_state_code_reads_back_to_its_state(mode):
     from analysis import Position
     from analysis.table import _codes
 
-    root = Position(mode=mode, footprints=("green",), brains=("green", "yellow"), shotguns=("red",)).state
+    root = Position(mode=mode, footprints=("green",), brains=("green", "yellow"), shotguns=("red", "red")).state
     table = table_for(mode, "before-draw", None if mode == "original" else root)
     states, codes = table.states, _codes(table.mode)
     numbers = np.array([codes.code(s) for s in states], dtype=np.int64)
