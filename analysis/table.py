@@ -386,6 +386,12 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
         delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts)))
 
 
+def _layered(members: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A block's `members` in layers by their `_depths`, shallowest first."""
+    layer = depth[members]
+    return tuple(members[layer == d] for d in range(layer.max() + 1))
+
+
 def _depths(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Layers within a block: the longest path from each of `n` states over the no-brain rolls
     `src -> dst` within a block (one more than a state's deepest successor, 0 with none), found by relaxing
@@ -447,11 +453,7 @@ def _table(mode_name: str, recycle: str, root: DiceState | None) -> Table:
     zero = delta == 0
     same = zero & (shotguns[src] == shotguns[to])
     depth = _depths(n, src[same], to[same])
-    blocks = []
-    for s in sorted(set(shotguns.tolist()), reverse=True):
-        members = np.flatnonzero(shotguns == s)
-        order = depth[members]
-        blocks.append(tuple(members[order == d] for d in range(order.max() + 1)))
+    blocks = [_layered(np.flatnonzero(shotguns == s), depth) for s in sorted(set(shotguns.tolist()), reverse=True)]
     return Table(
         mode=mode,
         recycle=recycle,
@@ -864,22 +866,17 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     src = np.concatenate([ai[inside[0]], ri[inside[1]], bi[inside[2]]])
     dst = np.concatenate([ac[inside[0]], rj[inside[1]], ba[inside[2]]])
     depth = _depths(n, src, dst)
-    blocks = []
-    for b in range(len(order)):
-        members = np.flatnonzero(block_of == b)
-        layer = depth[members]
-        blocks.append(tuple(members[layer == d] for d in range(layer.max() + 1)))
-    blocks = tuple(blocks)
+    blocks = tuple(_layered(np.flatnonzero(block_of == b), depth) for b in range(len(order)))
     den = [denominators.get(i, 1) for i in range(n)]
-    rows, deltas, cols, vals = ri, rd, rj, rw / np.array(den, dtype=np.int64)[ri]
-    max_delta, min_delta = int(deltas.max(initial=0)), int(min(0, deltas.min(initial=0)))
+    vals = rw / np.array(den, dtype=np.int64)[ri]
+    max_delta, min_delta = int(rd.max(initial=0)), int(min(0, rd.min(initial=0)))
     matrices = {}
     for delta in range(min_delta, max_delta + 1):
-        pick = deltas == delta
+        pick = rd == delta
         if pick.any():  # column n: a sentinel the sweep pads with
-            matrices[delta] = sp.csr_matrix((vals[pick], (rows[pick], cols[pick])), shape=(n, n + 1))
+            matrices[delta] = sp.csr_matrix((vals[pick], (ri[pick], rj[pick])), shape=(n, n + 1))
     gain = np.zeros(n)
-    np.add.at(gain, rows, deltas * vals)
+    np.add.at(gain, ri, rd * vals)
     root_is_start = root is None or (root.phase == "ready" and not (any(root.dice.hand) or any(root.dice.brains)
                                                                      or any(root.dice.shotguns)
                                                                      or any(root.dice.aside)))
