@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,13 @@ from werkzeug.serving import make_server
 from analysis import Position
 from api import create_app
 from api.odds import compute
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse two items with one node id: pytest-xdist keeps one of them and drops the other unrun."""
+    ids = Counter(item.nodeid for item in items)
+    if twice := sorted(nodeid for nodeid, n in ids.items() if n > 1):
+        raise pytest.UsageError(f"{len(twice)} node ids name more than one test, e.g. {twice[0]}")
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ from workers.tasks import table_key
 
 KEY = table_key("original", "before-draw", 2)
 JOB = f"/v1/jobs/{job_id(KEY)}"
-REDIS_URL = "redis://127.0.0.1:6379/15"  # the tests' database (tests/test_workers.py)
+REDIS_URL = "redis://127.0.0.1:6379/11"  # this module's own database (pytest-xdist runs modules side by side)
 WORKED = "footprints=green,red&brains=green&shotguns=red"
 
 
