@@ -8,23 +8,29 @@ answer, so they cannot disagree.
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import time
 from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from flask import Blueprint, Response, g, jsonify
+from flask import Blueprint, Response, current_app, g, jsonify
 
 from analysis import EFFECTS, Objective, Odds, Position, PositionError, odds, parse_objective
 from analysis.exact import fraction_text
 from analysis.odds import TurnStartTooLarge
+from workers.store import CorruptEntry, Key
+from workers.tasks import store
 
 from . import formats, tables
 from .errors import ApiError, FieldError
 
-__all__ = ["bp", "answer", "compute", "position_from"]
+__all__ = ["bp", "answer", "compute", "position_from", "shared_answer"]
 
 bp = Blueprint("odds", __name__)
+log = logging.getLogger(__name__)
 
 # The Double Feature's position fields (lists of die or effect names), beside the base game's piles, and the
 # School Bus's (a switch, token counts, the bus's phase).
@@ -189,10 +195,42 @@ def _give_up(o: Odds) -> list[dict[str, Any]]:
             for g in o.give_up]
 
 
+def answer_key(position: Position, objective: str) -> Key:
+    """The store's name for the answer to (`position`, `objective`): a digest of both (a frozen value's repr
+    names every field), under the engine's version like a table."""
+    digest = hashlib.sha256(repr((position, objective)).encode()).hexdigest()[:40]
+    return Key("answer", position.mode, position.recycle, 1, tag=digest)
+
+
+def shared_answer(position: Position, objective: str) -> dict[str, Any]:
+    """The answer, from the store if another worker (or this server before a restart) computed it; computed
+    here otherwise, and stored when it took `SHARE_ANSWERS_AFTER` seconds or more.
+
+    Why: `compute`'s cache is one process's, and gunicorn runs several; a School Bus position takes half a
+    minute or more, and each worker would solve it again. Cheap answers are not stored (every position
+    would be a file). A stored answer that fails its checksum is moved aside and computed again."""
+    after = current_app.config["SHARE_ANSWERS_AFTER"]
+    if after is None:
+        return answer(compute(position, objective))
+    shelf, key = store(), answer_key(position, objective)
+    try:
+        entry = shelf.get(key)
+    except CorruptEntry as e:
+        log.warning("%s", e)
+        entry = None
+    if entry is not None:
+        return entry[0]
+    start = time.perf_counter()
+    result = answer(compute(position, objective))
+    if time.perf_counter() - start >= after:
+        shelf.put(key, result)
+    return result
+
+
 def _answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
     if tables.wants_win(values):  # `scores`: the decision by probability of winning the game
         return tables.win_answer(values)
-    return answer(compute(*position_from(values)))
+    return shared_answer(*position_from(values))
 
 
 @bp.get("/v1/odds")

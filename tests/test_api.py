@@ -505,3 +505,37 @@ def test_response_cache_serves_the_same_bytes_and_ignores_cache_busters():
     assert len(app.extensions["response_cache"]) == 1
     other = client.get("/v1/odds?footprints=green,red&brains=green&shotguns=red&objective=reach:2")
     assert other.data != first.data and len(app.extensions["response_cache"]) == 2
+
+
+def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gunicorn's workers each keep their own caches: an answer that took `SHARE_ANSWERS_AFTER` seconds is put
+    in the store, and another worker (another app, which cannot compute) serves it in every form; a copy that
+    fails its checksum is moved aside and computed again; a quicker answer is not stored."""
+    import api.odds
+    from analysis import Position
+    from workers.store import Store
+
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    store, query = Store(tmp_path), "footprints=green,red&brains=green&shotguns=red"
+    key = api.odds.answer_key(Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)),
+                              "expected-brains")
+    expected = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client().get(f"/v1/odds?{query}").json
+    assert store.get(key)[0] == expected and store.writes(key) == 1
+
+    compute = api.odds.compute
+    monkeypatch.setattr(api.odds, "compute", lambda *args: pytest.fail("computed again"))
+    other = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client()
+    assert other.post("/v1/odds", json={"footprints": ["green", "red"], "brains": ["green"],
+                                        "shotguns": ["red"]}).json == expected
+    assert other.get(f"/v1/odds.txt?{query}&field=bust&exact=true").text == expected["next_roll"]["bust"]["exact"]
+    assert other.get(f"/v1/odds?{query}&format=csv").status_code == 200
+
+    (tmp_path / f"{key.name}.json").write_text("{}")
+    monkeypatch.setattr(api.odds, "compute", compute)
+    assert other.get(f"/v1/odds?{query}").json == expected
+    assert (tmp_path / f"{key.name}.corrupt").exists() and store.get(key)[0] == expected and store.writes(key) == 2
+
+    slow_only = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 60}).test_client()
+    assert slow_only.get(f"/v1/odds?{query}&objective=reach:2").status_code == 200
+    assert store.get(api.odds.answer_key(Position(footprints=("green", "red"), brains=("green",),
+                                                  shotguns=("red",)), "reach:2")) is None
