@@ -27,12 +27,21 @@ from analysis import Position
 from api import create_app
 from api.odds import compute
 
+# Test modules run in one process together where they share a costly result of the process's caches: both of
+# these solve the base game's whole School Bus turn exactly (80 s each in separate processes).
+TOGETHER = {"test_bus.py": "bus-turn-start", "test_api_expansions.py": "bus-turn-start"}
 
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse two items with one node id: pytest-xdist keeps one of them and drops the other unrun."""
+    """Group each test module whole (pytest-xdist's `--dist loadgroup`: a group runs in one process, so a module's
+    fixtures are built once), `TOGETHER` as one group; and refuse two items with one node id: pytest-xdist
+    would keep one of them and drop the other unrun."""
     ids = Counter(item.nodeid for item in items)
     if twice := sorted(nodeid for nodeid, n in ids.items() if n > 1):
         raise pytest.UsageError(f"{len(twice)} node ids name more than one test, e.g. {twice[0]}")
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(TOGETHER.get(item.path.name, item.path.stem)))
 
 
 @pytest.fixture(scope="session")

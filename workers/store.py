@@ -32,7 +32,7 @@ from typing import Any
 
 __all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "try_lock"]
 
-# Bump when a change to analysis/ changes any number a stored table holds.
+# Bump when a change to analysis/ changes any number a stored table or answer (api.odds.shared_answer) holds.
 ENGINE_VERSION = "1"
 
 log = logging.getLogger(__name__)
