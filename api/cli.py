@@ -4,6 +4,7 @@
     zombie-odds odds --objective reach:13 --json
     zombie-odds serve --port 8000 --workers 2
     zombie-odds tables build --mode original
+    zombie-odds answers warm --mode santa-claus-meets-the-zombies
 
 `odds` builds its position with the HTTP API's own functions (odds.position_from, odds.answer),
 so both say the same thing and refuse the same positions; an impossible position prints
@@ -12,6 +13,7 @@ so both say the same thing and refuse the same positions; an impossible position
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from typing import Any
@@ -19,12 +21,13 @@ from typing import Any
 import click
 from gunicorn.app.base import BaseApplication
 
+from analysis import MODES, Position, parse_objective
 from analysis.position import RECYCLE_VARIANTS
 from workers.tables import QUEUE_ERRORS, join, status, submit
 from workers.tasks import store
 
 from .errors import ApiError
-from .odds import EXPANSION_FIELDS, answer, compute, position_from
+from .odds import EXPANSION_FIELDS, answer, answer_key, compute, position_from, shared_answer, too_large
 from .tables import TABLE_MODES
 
 __all__ = ["main", "Server", "render"]
@@ -175,6 +178,46 @@ def build(mode: str, variant: str, players: int) -> None:
     click.echo(f"P(first player wins) = {job.p_first_player_wins:.6f}")
 
 
+@main.group()
+def answers() -> None:
+    """Odds answers kept in the store for every server worker (`ZOMBIE_ODDS_STORE`)."""
+
+
+@answers.command("warm")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(list(MODES)),
+              help="Game mode (repeat for several; default: every mode).")
+@click.option("--variant", "variants", multiple=True, default=("before-draw",), show_default=True,
+              type=click.Choice(RECYCLE_VARIANTS), help="The recycling rule (repeat for both).")
+@click.option("--school-bus/--no-school-bus", default=None, help="Only with (or without) the School Bus "
+              "(default: both).")
+def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | None) -> None:
+    """Compute the answer to the start of a turn in each mode and store it, so that no one waits for it: a
+    server asked first takes seconds to minutes (Santa's: 4 to 20 minutes, the base game's with the School
+    Bus one and a half). A stored answer is not computed again; a turn start the server refuses is skipped,
+    with why."""
+    from . import create_app
+
+    app, shelf, objective = create_app({"SHARE_ANSWERS_AFTER": 0}), store(), "expected-brains"
+    buses = (False, True) if school_bus is None else (school_bus,)
+    for mode, variant, bus in itertools.product(modes or MODES, variants, buses):
+        position = Position(mode=mode, recycle=variant, school_bus=bus)
+        label = f"{mode}, {variant}{', School Bus' if bus else ''}"
+        fault = too_large(position, parse_objective(objective))
+        if fault is not None:
+            click.echo(f"{label}: skipped ({fault.field}: {fault.reason})")
+        elif answer_key(position, objective) in shelf:
+            click.echo(f"{label}: already stored")
+        else:
+            start = time.perf_counter()
+            try:
+                with app.app_context():
+                    shared_answer(position, objective)
+            except ApiError as e:
+                click.echo(f"{label}: skipped ({e.detail})")
+                continue
+            click.echo(f"{label}: stored in {time.perf_counter() - start:.1f} s")
+
+
 class Server(BaseApplication):
     """gunicorn running `api.create_app()`, loaded once in the master (preload_app).
 
@@ -206,7 +249,7 @@ class Server(BaseApplication):
 @click.option("--workers", default=2, type=click.IntRange(min=1), show_default=True)
 @click.option("--timeout", default=900, type=click.IntRange(min=1), show_default=True,
               help="Seconds a request may run: an objective asked for the first time can take minutes (Santa's "
-                   "turn start: 4 to 12).")
+                   "turn start: 4 to 20; `zombie-odds answers warm` stores it beforehand).")
 def serve(host: str, port: int, workers: int, timeout: int) -> None:
     """Serve the HTTP API with gunicorn."""
     Server({"bind": f"{host}:{port}", "workers": workers, "timeout": timeout, "preload_app": True}).run()

@@ -148,6 +148,28 @@ def test_tables_build_computes_once_and_says_where(tmp_path: Path, monkeypatch: 
     assert Store(tmp_path).writes(key) == 1  # a stored table is not computed again
 
 
+def test_answers_warm_stores_the_turn_start_the_api_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          client: FlaskClient) -> None:
+    """Each turn start's answer is stored as the API gives it; a stored one is not computed again; one the
+    server refuses is skipped, saying why."""
+    from analysis import Position
+    from api.odds import answer_key
+
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    result = run("answers", "warm", "--mode", "original", "--mode", "direct-to-video-sequel", "--no-school-bus")
+    assert result.exit_code == 0, result.output
+    key = answer_key(Position(), "expected-brains")
+    assert Store(tmp_path).get(key)[0] == client.get("/v1/odds").get_json()
+    assert "original, before-draw: stored in " in result.output
+    assert "direct-to-video-sequel, before-draw: skipped (mode: the start of a turn in mode direct-to-video-sequel" \
+        in result.output
+    again = run("answers", "warm", "--mode", "original", "--no-school-bus", "--variant", "draw-then-recycle",
+                "--variant", "before-draw")
+    assert again.exit_code == 0, again.output
+    assert "original, before-draw: already stored" in again.output and Store(tmp_path).writes(key) == 1
+    assert "original, draw-then-recycle: stored in " in again.output
+
+
 def test_tables_build_refuses_more_players() -> None:
     result = run("tables", "build", "--players", "3")
     assert result.exit_code == 2 and "only two-player tables" in result.output
