@@ -27,7 +27,7 @@ from workers.tasks import store
 from . import formats, tables
 from .errors import ApiError, FieldError
 
-__all__ = ["bp", "answer", "compute", "position_from", "shared_answer"]
+__all__ = ["bp", "answer", "answer_key", "compute", "position_from", "shared_answer"]
 
 bp = Blueprint("odds", __name__)
 log = logging.getLogger(__name__)
