@@ -21,7 +21,7 @@ from flask import Blueprint, Response, current_app, g, jsonify
 from analysis import EFFECTS, Objective, Odds, Position, PositionError, odds, parse_objective
 from analysis.exact import fraction_text
 from analysis.odds import TurnStartTooLarge
-from workers.store import CorruptEntry, Key
+from workers.store import CorruptEntry, Key, Store
 from workers.tasks import store
 
 from . import formats, tables
@@ -208,23 +208,34 @@ def shared_answer(position: Position, objective: str) -> dict[str, Any]:
 
     Why: `compute`'s cache is one process's, and gunicorn runs several; a School Bus position takes half a
     minute or more, and each worker would solve it again. Cheap answers are not stored (every position
-    would be a file). A stored answer that fails its checksum is moved aside and computed again."""
+    would be a file). A stored answer that fails its checksum is moved aside and computed again. Two workers
+    asked for one answer at once compute it once: the second waits on the answer's lock (`Store.lock`), then
+    reads it (or, for an answer quicker than the threshold, computes it in turn)."""
     after = current_app.config["SHARE_ANSWERS_AFTER"]
     if after is None:
         return answer(compute(position, objective))
     shelf, key = store(), answer_key(position, objective)
+    stored = _stored(shelf, key)
+    if stored is not None:
+        return stored
+    with shelf.lock(key):  # a worker computing this answer now: wait for it, then read what it stored
+        stored = _stored(shelf, key)
+        if stored is not None:
+            return stored
+        start = time.perf_counter()
+        result = answer(compute(position, objective))
+        if time.perf_counter() - start >= after:
+            shelf.put(key, result)
+    return result
+
+
+def _stored(shelf: Store, key: Key) -> dict[str, Any] | None:
     try:
         entry = shelf.get(key)
     except CorruptEntry as e:
         log.warning("%s", e)
-        entry = None
-    if entry is not None:
-        return entry[0]
-    start = time.perf_counter()
-    result = answer(compute(position, objective))
-    if time.perf_counter() - start >= after:
-        shelf.put(key, result)
-    return result
+        return None
+    return None if entry is None else entry[0]
 
 
 def _answer_for(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import re
+import time
 from fractions import Fraction
 from http import HTTPStatus
 from pathlib import Path
@@ -505,6 +506,35 @@ def test_response_cache_serves_the_same_bytes_and_ignores_cache_busters():
     assert len(app.extensions["response_cache"]) == 1
     other = client.get("/v1/odds?footprints=green,red&brains=green&shotguns=red&objective=reach:2")
     assert other.data != first.data and len(app.extensions["response_cache"]) == 2
+
+
+def test_two_workers_asked_one_answer_at_once_compute_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second worker asked for an answer another is computing waits on the answer's lock and serves what the
+    first stored, instead of computing it again (a Santa turn start: 4 to 20 minutes and GBs each)."""
+    import threading
+
+    import api.odds
+
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    compute, calls, started = api.odds.compute, [], threading.Event()
+
+    def slow(*args: object) -> object:
+        calls.append(args)
+        started.set()
+        time.sleep(0.5)  # long enough for the second worker to ask meanwhile
+        return compute(*args)
+
+    monkeypatch.setattr(api.odds, "compute", slow)
+    workers = [create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client() for _ in range(2)]
+    answers: list[dict] = []
+    body = {"footprints": ["green", "yellow"], "brains": ["red"], "shotguns": ["yellow"]}
+    first = threading.Thread(target=lambda: answers.append(workers[0].post("/v1/odds", json=body).json))
+    first.start()
+    assert started.wait(30)
+    answers.append(workers[1].post("/v1/odds", json=body).json)
+    first.join()
+    assert len(calls) == 1 and answers[0] == answers[1] and answers[0]["decision"]["action"] in ("roll", "stop")
+    assert list((tmp_path / "locks").iterdir()) == []
 
 
 def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,3 +57,27 @@ def test_a_failed_write_leaves_the_old_entry(tmp_path):
 def test_keys_cannot_escape_the_store(bad):
     with pytest.raises(ValueError):
         Key(*bad)
+
+
+def test_one_holder_of_an_entry_lock_at_a_time_and_no_file_left(tmp_path):
+    """`Store.lock` removes its lock file before letting go; a waiter woken on the removed file must take the
+    lock again on the new one, or two holders would overlap (`inside` would reach 2)."""
+    import threading
+    import time
+
+    store, inside, most = Store(tmp_path), [0], [0]
+
+    def hold() -> None:
+        for _ in range(30):
+            with store.lock(KEY):
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+                time.sleep(0.001)
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=hold) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most == [1] and list((tmp_path / "locks").iterdir()) == []

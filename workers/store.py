@@ -26,11 +26,12 @@ import re
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "try_lock"]
+__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "locked", "try_lock"]
 
 # Bump when a change to analysis/ changes any number a stored table or answer (api.odds.shared_answer) holds.
 ENGINE_VERSION = "1"
@@ -147,6 +148,13 @@ class Store:
             raise CorruptEntry(f"{key.name}: checksum mismatch; moved aside to be recomputed")
         return envelope["data"], envelope["sha256"]
 
+    @contextmanager
+    def lock(self, key: Key) -> Iterator[None]:
+        """Hold the exclusive lock of `key` (waiting for it) while computing its entry, so that two processes
+        asked for one entry compute it once: the second waits, then reads what the first stored."""
+        with locked(self.root / "locks" / f"{key.name}.lock"):
+            yield
+
     def __contains__(self, key: Key | JobKey) -> bool:
         return self._path(key).exists()
 
@@ -188,3 +196,29 @@ def try_lock(path: Path) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path`, waiting for it, and remove the file before letting go, so that
+    one lock per entry leaves no files behind. A waiter woken on a file its holder removed takes the lock
+    again on the file now at `path` (the usual unlink-safe pattern: the lock is the inode at the path)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if current == os.fstat(fd).st_ino:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # still holding it: a newcomer creates a fresh file
+        os.close(fd)
