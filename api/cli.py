@@ -23,6 +23,7 @@ from gunicorn.app.base import BaseApplication
 
 from analysis import MODES, Position
 from analysis.position import RECYCLE_VARIANTS
+from workers.store import ENGINE_VERSION
 from workers.tables import QUEUE_ERRORS, join, status, submit
 from workers.tasks import store
 
@@ -213,6 +214,30 @@ def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | N
             click.echo(f"{label}: skipped ({'; '.join(f'{f.field}: {f.reason}' for f in e.errors)})")
             continue
         click.echo(f"{label}: stored in {time.perf_counter() - start:.1f} s")
+
+
+@answers.command("prune")
+@click.option("--older-than", type=click.FloatRange(min=0), default=None, metavar="DAYS",
+              help="Also remove answers stored at least DAYS days ago (asked again, one is computed and stored again).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be removed.")
+def prune(older_than: float | None, dry_run: bool) -> None:
+    """Remove stored answers: those of another engine version (no server reads them again) and, with
+    --older-than, old ones. A server keeps every answer that took a second or more (30 KB to 1.3 MB each)
+    and never removes one itself; run this from cron to bound the store. Tables and reports are untouched."""
+    shelf, now = store(), time.time()
+    removed = freed = kept = 0
+    for key in list(shelf.keys()):
+        info = shelf.stat(key)
+        if key.kind != "answer" or info is None:
+            continue
+        if key.engine == ENGINE_VERSION and (older_than is None or now - info.st_mtime < older_than * 86400):
+            kept += 1
+            continue
+        if not dry_run:
+            shelf.remove(key)
+        removed, freed = removed + 1, freed + info.st_size
+    verb = "would remove" if dry_run else "removed"
+    click.echo(f"{verb} {removed} answers ({freed / 1e6:.1f} MB) from {shelf.root}; kept {kept}")
 
 
 class Server(BaseApplication):

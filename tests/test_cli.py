@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +169,33 @@ def test_answers_warm_stores_the_turn_start_the_api_serves(tmp_path: Path, monke
     assert again.exit_code == 0, again.output
     assert "original, before-draw: already stored" in again.output and Store(tmp_path).writes(key) == 1
     assert "original, draw-then-recycle: stored in " in again.output
+
+
+def test_answers_prune_removes_old_and_other_engines_answers_only(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers of another engine version always go; with --older-than, those written that long ago; a recent
+    answer of this engine and every table stay; --dry-run removes nothing."""
+    import os
+
+    from workers.store import ENGINE_VERSION, Key
+
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    shelf = Store(tmp_path)
+    fresh, old, stale = (Key("answer", "original", "before-draw", 1, engine=e, tag=t)
+                         for e, t in ((ENGINE_VERSION, "a1"), (ENGINE_VERSION, "b2"), ("old", "c3")))
+    table = Key("table", "original", "before-draw", 2)
+    for key in (fresh, old, stale, table):
+        shelf.put(key, {"x": 1})
+    week_ago = time.time() - 7 * 86400
+    for key in (old, table):
+        os.utime(tmp_path / f"{key.name}.json", (week_ago, week_ago))
+    shown = run("answers", "prune", "--older-than", "3", "--dry-run")
+    assert shown.exit_code == 0 and shown.output.startswith("would remove 2 answers")
+    assert all(key in shelf for key in (fresh, old, stale, table))
+    assert run("answers", "prune").output.startswith("removed 1 answers")
+    assert stale not in shelf and old in shelf
+    assert run("answers", "prune", "--older-than", "3").output.startswith("removed 1 answers")
+    assert fresh in shelf and old not in shelf and table in shelf
 
 
 def test_tables_build_refuses_more_players() -> None:

@@ -155,6 +155,17 @@ class Store:
         with locked(self.root / "locks" / f"{key.name}.lock"):
             yield
 
+    def stat(self, key: Key | JobKey) -> os.stat_result | None:
+        """The entry's file status (size, when it was written), or None if absent."""
+        try:
+            return self._path(key).stat()
+        except FileNotFoundError:
+            return None
+
+    def remove(self, key: Key | JobKey) -> None:
+        """Delete an entry (a reader at that moment sees it whole or absent: writes are renames)."""
+        self._path(key).unlink(missing_ok=True)
+
     def __contains__(self, key: Key | JobKey) -> bool:
         return self._path(key).exists()
 
