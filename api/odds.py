@@ -21,13 +21,14 @@ from flask import Blueprint, Response, current_app, g, jsonify
 from analysis import EFFECTS, Objective, Odds, Position, PositionError, odds, parse_objective
 from analysis.exact import fraction_text
 from analysis.odds import TurnStartTooLarge
+from analysis.roll import legal_actions, next_roll
 from workers.store import CorruptEntry, Key, Store
 from workers.tasks import store
 
 from . import formats, tables
 from .errors import ApiError, FieldError
 
-__all__ = ["bp", "answer", "answer_key", "compute", "position_from", "shared_answer"]
+__all__ = ["bp", "answer", "answer_key", "bust_text", "compute", "position_from", "refused_bust", "shared_answer"]
 
 bp = Blueprint("odds", __name__)
 log = logging.getLogger(__name__)
@@ -90,7 +91,8 @@ def compute(position: Position, objective: str) -> Odds:
             return odds(position, objective)
     except TurnStartTooLarge as e:
         fault = FieldError("mode", str(e))
-    raise ApiError(422, f"position too large to solve: {fault.field}: {fault.reason}", [fault])
+    hint = "; its next roll's bust chance alone: /v1/bust.txt" if _only_rolling_action(position) else ""
+    raise ApiError(422, f"position too large to solve: {fault.field}: {fault.reason}{hint}", [fault])
 
 
 def room(position: Position) -> int:
@@ -257,11 +259,36 @@ def post_odds() -> Response:
     return jsonify(_answer_for(g.body))
 
 
+def refused_bust(position: Position) -> dict[str, Any] | None:
+    """The next roll's bust chance (as in an answer) of a position whose turn the server does not solve
+    (`too_large`), where one action alone rolls: it needs no policy (milliseconds, even at the sequel's turn
+    start), so a spreadsheet still gets it. None otherwise: read it from the answer, as every other form does
+    (with the School Bus's choice of rolling actions it is the best one's, which does need the policy)."""
+    action = _only_rolling_action(position)
+    return None if action is None or too_large(position) is None else _exact(next_roll(position, action).bust)
+
+
+def _only_rolling_action(position: Position) -> str | None:
+    state = position.bus_state if position.school_bus else position.state
+    rolling = [a for a in legal_actions(position.game_mode, state) if a != "stop"]
+    return rolling[0] if len(rolling) == 1 else None
+
+
+def bust_text(values: Mapping[str, Any], exact: bool) -> str:
+    """`field=bust` as text: from the answer, or for a position too large to solve, from `refused_bust`."""
+    position, objective = position_from(values)
+    bust = refused_bust(position)
+    result = shared_answer(position, objective) if bust is None else {"next_roll": {"bust": bust}}
+    return formats.one_value(result, "bust", exact=exact)
+
+
 @bp.get("/v1/odds.txt")
 def get_odds_value() -> Response:
     if g.params["exact"] and tables.wants_win(g.params):  # a win probability comes from a float table
         raise ApiError(422, "exact: no exact value with scores", [FieldError(
             "exact", "win probabilities come from the full-game table in floating point: drop exact or scores")])
+    if g.params["field"] == "bust" and not tables.wants_win(g.params):
+        return Response(bust_text(g.params, g.params["exact"]), mimetype="text/plain")
     result, field = _answer_for(g.params), g.params["field"]
     try:
         text = formats.one_value(result, field, exact=g.params["exact"])

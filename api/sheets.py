@@ -1,8 +1,9 @@
 """/v1/bust.txt, /v1/advice.txt and /v1/win.txt: one answer as bare text, for a spreadsheet cell.
 
 Short URLs for Excel's `WEBSERVICE` and Google Sheets' `IMPORTDATA`. They take the position as
-`GET /v1/odds` does, parsed by the same code, and render the same memoised answer (`api.odds`), so no
-form of an answer can disagree with another, nor accept a position that another refuses:
+`GET /v1/odds` does, parsed by the same code, and render the same answer (`api.odds.shared_answer`), so no
+form of an answer can disagree with another, nor accept a position that another refuses (but one: the bust
+chance of a position too large to solve, which needs no policy, `api.odds.refused_bust`):
 
 * bust.txt is `/v1/odds.txt?field=bust` (the next roll does not depend on the game's scores);
 * advice.txt is `/v1/odds.txt?field=action`: with `scores` and `seat` the decision is by the
@@ -22,7 +23,7 @@ from typing import Any
 from flask import Blueprint, Response, g
 
 from . import formats, tables
-from .odds import answer, compute, position_from
+from .odds import bust_text, position_from, shared_answer
 
 __all__ = ["bp", "win_value"]
 
@@ -33,7 +34,7 @@ def _answer(values: Mapping[str, Any]) -> dict[str, Any]:
     """The /v1/odds answer for these values: by probability of winning with `scores`, else by `objective`."""
     if tables.wants_win(values):
         return tables.win_answer(values)
-    return answer(compute(*position_from(values)))
+    return shared_answer(*position_from(values))
 
 
 def _text(text: str) -> Response:
@@ -49,7 +50,7 @@ def win_value(result: dict[str, Any]) -> float:
 
 @bp.get("/v1/bust.txt")
 def bust() -> Response:
-    return _text(formats.one_value(answer(compute(*position_from(g.params))), "bust", exact=g.params["exact"]))
+    return _text(bust_text(g.params, g.params["exact"]))
 
 
 @bp.get("/v1/advice.txt")

@@ -27,7 +27,7 @@ from api import spec
 from api.cli import main
 from api.odds import room, too_large
 
-from .montecarlo import assert_turn_matches
+from .montecarlo import assert_next_roll_matches, assert_turn_matches
 from .test_api import exact, fields, problem
 
 OPERATION = spec.load()[1]["paths"]["/v1/odds"]["post"]
@@ -242,10 +242,36 @@ def test_the_sequel_too_early_in_a_turn_is_a_422_naming_why(client: FlaskClient,
                                                             field: str) -> None:
     for response in (client.post("/v1/odds", json=body),
                      client.get("/v1/odds", query_string={**query(body), "format": "csv"}),
-                     client.get("/v1/odds.txt", query_string={**query(body), "field": "bust"})):
+                     client.get("/v1/odds.txt", query_string={**query(body), "field": "roll"})):
         refused = problem(response, 422)
         assert fields(refused) == [field]
         assert "too large" in refused["detail"] or "too many" in refused["detail"]
+
+
+@pytest.mark.parametrize("body", [ROOMS[0][0], ROOMS[10][0], ROOMS[11][0],
+                                  {"mode": "big-summer-action-movie", "school_bus": True}],
+                         ids=["turn start", "no shotgun", "no shotgun, helmet", "bus turn start"])
+def test_a_position_too_large_to_solve_still_has_its_bust_chance(client: FlaskClient, body: dict[str, Any]) -> None:
+    """The next roll needs no policy: bust.txt and odds.txt?field=bust answer it (the roll itself is checked
+    against physical dice below and in tests/test_expansions.py) where the whole answer is a 422."""
+    position = position_of(body)
+    assert too_large(position) is not None
+    bust = next_roll(position, "roll").bust
+    for url in ("/v1/bust.txt", "/v1/odds.txt"):
+        asked = {**query(body), "field": "bust"}
+        assert client.get(url, query_string={**asked, "exact": "true"}).text == f"{bust.numerator}/{bust.denominator}"
+        assert float(client.get(url, query_string=asked).text) == float(bust)
+    assert_next_roll_matches(position, seed=4711, n=20_000)
+
+
+def test_a_bus_position_too_large_to_solve_with_two_rolling_actions_has_no_bust_chance(client: FlaskClient) -> None:
+    """Riding the bus, `stay` and `get-off` roll differently: the answer's bust chance is the best one's, which
+    needs the policy the server does not solve here, so it stays a 422 naming why."""
+    body = {"mode": "big-summer-action-movie", "school_bus": True, "riding": True, "footprints": ["green"],
+            "brains": ["green"]}
+    assert too_large(position_of(body)) is not None
+    refused = problem(client.get("/v1/bust.txt", query_string=query(body)), 422)
+    assert fields(refused) == ["shotguns"]
 
 
 def test_the_sequel_three_shotguns_from_a_bust(client: FlaskClient) -> None:
