@@ -36,6 +36,7 @@ __all__ = ["ExactTurn", "exact_turn", "to_fraction", "fraction_text", "ExactBusT
            "solve_exact"]
 
 MARGIN = 1e-9
+RESIDUES_FROM = 512  # bits: a larger value's score distribution flows as residues (`ExactTurn._forward`)
 DISTRIBUTIONS_KEPT = 4096  # distributions are per position (a forward pass each): keep the recent ones
 _CHOICE = ("stop", "roll", None)
 
@@ -212,9 +213,43 @@ class ExactTurn:
     def _forward(self, i0: int, score0: int) -> dict[int, Fraction]:
         """P(final turn score = k) if the player rolls now and then follows the policy.
 
-        Probability mass flows forward in the reverse of the solvers' sweep: blocks from last to
-        first, score levels upwards, layers from last to first. A state the policy rolls from
-        passes on its mass times ``1 / (1 - p)`` (the geometric series of its self-loop).
+        Where the value of rolling is a fraction of more than `RESIDUES_FROM` bits (a long turn: Santa's turn
+        start, 5,000), the masses are as large, and adding two costs a gcd of that size: they flow as residues
+        (`_flow_residues`) modulo as many primes as twice the bits of the value's larger part, doubled until
+        every fraction is recovered, checked, and the probabilities sum to 1 (as `ExactBusTurn._forward`).
+        Otherwise in rationals (`_flow_rationals`)."""
+        if self._bits(i0, score0) <= RESIDUES_FROM:
+            return self._flow_rationals(i0, score0)
+        return self._flow_in_residues(i0, score0)
+
+    def _bits(self, i: int, score: int) -> int:
+        value = self.roll(i, score)
+        return max(value.numerator.bit_length(), value.denominator.bit_length())
+
+    def _flow_in_residues(self, i0: int, score0: int) -> dict[int, Fraction]:
+        k = 4 + (2 * self._bits(i0, score0) + 31) // 30  # primes above 2**30
+        while True:
+            out = self._flow_residues(i0, score0, Residues(k))
+            if out is not None and sum(out.values()) == 1:
+                return out
+            k *= 2
+
+    def _first_of(self, key: tuple[int, int]) -> tuple[int, int]:
+        """The order in which the flows take their pending (block, score) pairs (the largest first).
+
+        The reverse of the solvers' sweep: blocks from last to first, score levels upwards (layers from
+        last to first within). Where no roll lowers the score (no rescue: min_delta >= 0) score levels
+        upwards, blocks from last to first within each, is as good an order (a roll leads to a higher score,
+        or at the same score to an earlier block or layer, as the sweep needs) and far leaner: only the
+        next ``max_delta`` levels wait, not every level of every block still to come (Santa's turn start:
+        3.9 GB at its peak, 1 GB of it waiting masses)."""
+        block, score = key
+        return (-score, block) if self.solution.table.min_delta >= 0 else (block, -score)
+
+    def _flow_rationals(self, i0: int, score0: int) -> dict[int, Fraction]:
+        """Probability mass flows forward in the order `_first_of` gives, layers from last to first. A
+        state the policy rolls from passes on its mass times ``1 / (1 - p)`` (the geometric series of its
+        self-loop).
         """
         final: dict[int, mpq] = {}
         pending: dict[tuple[int, int], dict[int, dict[int, mpq]]] = {}  # (block, score) -> layer -> mass
@@ -234,7 +269,7 @@ class ExactTurn:
 
         spread(i0, score0, mpq(1))
         while pending:
-            key = max(pending, key=lambda bs: (bs[0], -bs[1]))
+            key = max(pending, key=self._first_of)
             layers = pending[key]
             while layers:
                 for i, mass in layers.pop(max(layers)).items():
@@ -244,6 +279,56 @@ class ExactTurn:
                         final[key[1]] = final.get(key[1], mpq(0)) + mass
             del pending[key]
         return {k: to_fraction(v) for k, v in sorted(final.items())}
+
+    def _flow_residues(self, i0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
+        """`_flow_rationals` in residues (None if `field`'s primes were too few), a layer at a time: the states
+        of a layer that roll do so together, one sparse product of their ways (`Table.ways`) and their masses, each
+        over ``den - loop`` (the self-loop closed at once: ``mass / (1 - loop / den) * ways / den``)."""
+        t = self.solution.table
+        n, ways, den, loop, bust = len(t), t.ways, self._den, t.loop_ways.tolist(), t.bust_ways
+        final: dict = {}
+        pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> state -> mass
+        step = max(1, (2**32 - 1) // max(den))  # states per product: the ways into one result stay below 2**32
+
+        def add(i: int, score: int, mass) -> None:  # i < 0: the turn ends with `score`
+            if i < 0:
+                here, i = final, score
+            else:
+                b, k = self._place[i]
+                here = pending.setdefault((b, score), {}).setdefault(k, {})
+            old = here.get(i)
+            here[i] = field.own(mass) if old is None else field.add(old, mass)
+
+        def roll(states: list[int], masses: list, score: int, closed: bool = True) -> None:
+            z = field.over(masses, [den[i] - loop[i] if closed else den[i] for i in states])
+            if not closed and loop[states[0]]:  # the forced first roll came back to where the policy stops
+                add(-1, score, field.times(z[0], loop[states[0]]))
+            busts = bust[states].astype(np.uint64)
+            if busts.any():
+                add(-1, 0, field.combine(sp.csr_matrix(busts[None, :]), z)[0])
+            sub = ways[states].tocoo()
+            targets, col = np.unique(sub.col, return_inverse=True)
+            w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), len(states)))
+            for target, mass in zip(targets.tolist(), field.combine(w, z)):
+                d, j = divmod(target, n)
+                add(j, score + d + t.min_delta, mass)
+
+        roll([i0], [field.one()], score0, closed=self._rolls(i0, score0))
+        while pending:
+            key = max(pending, key=self._first_of)
+            layers = pending[key]
+            while layers:
+                states, masses = [], []
+                for i, mass in layers.pop(max(layers)).items():
+                    if self._rolls(i, key[1]):
+                        states.append(i)
+                        masses.append(mass)
+                    else:
+                        add(-1, key[1], mass)
+                for lo in range(0, len(states), step):
+                    roll(states[lo:lo + step], masses[lo:lo + step], key[1])
+            del pending[key]
+        return field.fractions(dict(sorted(final.items())))
 
     def _edges(self, i: int) -> list[tuple[int, int, mpq]]:
         """(delta, j, exact p) of every roll of state `i` but its self-loop (memoised: distributions read them)."""

@@ -135,6 +135,15 @@ class Table:
         """The state each roll is from (the rows of `edge_ptr` spelt out)."""
         return np.repeat(np.arange(len(self.states)), np.diff(self.edge_ptr))
 
+    @cached_property
+    def ways(self) -> sp.csr_matrix:
+        """Every roll's ways as one integer matrix (as `BusTable.ways`): row `i`, column ``(delta - min_delta) * n
+        + j`` for a roll of `i` that shows ``delta`` brains and leads to `j` (the probability is ways over
+        ``denominator[i]``; the self-loop excluded). The exact score distribution's residue flow reads it."""
+        n, width = len(self.states), self.max_delta - self.min_delta + 1
+        return sp.csr_matrix((self.edge_ways.astype(np.uint64), self.edge_to + (self.edge_delta - self.min_delta) * n,
+                              self.edge_ptr), shape=(n, width * n))
+
     @property
     def layers(self) -> tuple[np.ndarray, ...]:
         """Every layer of every block, in sweep order."""

@@ -9,7 +9,7 @@ import scipy.sparse.linalg as spla
 from hypothesis import given, settings
 
 from analysis import Objective, Position, odds, parse_objective, solve
-from analysis.exact import exact_turn, to_fraction
+from analysis.exact import RESIDUES_FROM, ExactTurn, exact_turn, to_fraction
 from analysis.table import table_for
 
 from .strategies import positions
@@ -88,6 +88,42 @@ def test_distribution_is_exact_and_consistent(p):
             assert sum(v for k, v in dist.items() if k >= 5) == o.decision.roll
         else:
             assert sum(k * v for k, v in dist.items()) == o.decision.roll
+
+
+@settings(max_examples=8, deadline=None)
+@given(positions(recycle="before-draw"))
+def test_distribution_in_residues_is_the_one_in_rationals(p):
+    """The residue flow (used for long turns: values of more than `RESIDUES_FROM` bits) gives exactly the
+    rational flow's distribution, for every objective; the turn start's (1,201 bits) takes the residue path."""
+    table = table_for(p.mode, p.recycle)
+    i = table.index[p.state]
+    for objective in (OPTIMAL, parse_objective("reach:5"), parse_objective("rule:4,2")):
+        exact = exact_turn(p.mode, p.recycle, objective)
+        exact.roll(i, p.score)
+        assert exact._flow_in_residues(i, p.score) == exact._flow_rationals(i, p.score)
+
+
+@pytest.mark.parametrize(("mode", "shotguns"), [("big-summer-action-movie", ("red",)),
+                                                ("santa-claus-meets-the-zombies", ("red",)),
+                                                ("direct-to-video-sequel", ("red", "red"))])
+def test_distribution_in_residues_with_the_double_feature(mode: str, shotguns: tuple[str, ...]):
+    """Rescues lower the score (min_delta < 0, so the flows keep the sweep's block order), double brains, the
+    helmet: both flows agree near the end of a turn, over the states that position reaches."""
+    p = Position(mode=mode, footprints=("green",), brains=("green", "yellow"), shotguns=shotguns)
+    exact = exact_turn(p.mode, p.recycle, OPTIMAL, p.state)
+    i = table_for(p.mode, p.recycle, p.state).index[p.state]
+    exact.roll(i, p.score)
+    assert exact._flow_in_residues(i, p.score) == exact._flow_rationals(i, p.score)
+
+
+def test_the_turn_start_distribution_flows_in_residues(monkeypatch: pytest.MonkeyPatch):
+    exact = exact_turn("original", "before-draw", OPTIMAL)
+    i = table_for("original", "before-draw").index[Position().state]
+    value = exact.roll(i, 0)
+    assert value.denominator.bit_length() > RESIDUES_FROM
+    monkeypatch.setattr(ExactTurn, "_flow_rationals", lambda *args: pytest.fail("not in residues"))
+    distribution = exact._forward(i, 0)
+    assert sum(distribution.values()) == 1 and sum(k * q for k, q in distribution.items()) == to_fraction(value)
 
 
 def test_reach_values_fall_with_the_target():
