@@ -296,8 +296,7 @@ class ExactTurn:
             else:
                 b, k = self._place[i]
                 here = pending.setdefault((b, score), {}).setdefault(k, {})
-            old = here.get(i)
-            here[i] = field.own(mass) if old is None else field.add(old, mass)
+            field.accumulate(here, i, mass)
 
         def roll(states: list[int], masses: list, score: int, closed: bool = True) -> None:
             z = field.over(masses, [den[i] - loop[i] if closed else den[i] for i in states])
@@ -306,10 +305,7 @@ class ExactTurn:
             busts = bust[states].astype(np.uint64)
             if busts.any():
                 add(-1, 0, field.combine(sp.csr_matrix(busts[None, :]), z)[0])
-            sub = ways[states].tocoo()
-            targets, col = np.unique(sub.col, return_inverse=True)
-            w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), len(states)))
-            for target, mass in zip(targets.tolist(), field.combine(w, z)):
+            for target, mass in field.results(ways[states], z):
                 d, j = divmod(target, n)
                 add(j, score + d + t.min_delta, mass)
 
@@ -750,8 +746,7 @@ class ExactBusTurn:
             else:
                 b, k = self._place[i]
                 here = pending.setdefault((b, score), {}).setdefault(k, {})
-            old = here.get(i)
-            here[i] = field.own(mass) if old is None else field.add(old, mass)
+            field.accumulate(here, i, mass)
 
         def decide(i: int, score: int, mass) -> None:
             if self._policy_stops(i, score):
@@ -772,10 +767,7 @@ class ExactBusTurn:
             bust = np.array([t.bust[c] for c in chance], dtype=np.uint64)
             if bust.any():
                 add(-1, 0, field.combine(sp.csr_matrix(bust[None, :]), z)[0])
-            sub = ways[chance].tocoo()
-            targets, col = np.unique(sub.col, return_inverse=True)
-            w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), len(chance)))
-            for target, mass in zip(targets.tolist(), field.combine(w, z)):
+            for target, mass in field.results(ways[chance], z):
                 d, j = divmod(target, n1)
                 add(j, score + d + t.min_delta, mass)
 

@@ -96,6 +96,11 @@ class Residues:
         reduced to 32 bits (half the memory of a value waiting to be added to or rolled)."""
         return x if x[0].base is None else ((x[0] % self.p).astype(np.uint32), 2**31)
 
+    def accumulate(self, into: dict, key: object, mass: tuple[np.ndarray, int]) -> None:
+        """``into[key] += mass``, the entry created (in an array of its own) if missing."""
+        old = into.get(key)
+        into[key] = self.own(mass) if old is None else self.add(old, mass)
+
     def over(self, masses: list[tuple[np.ndarray, int]], divisors: list[int]) -> np.ndarray:
         """Rows ``mass / divisor``, reduced (entries below 2**31)."""
         x = np.stack([m[0] for m in masses]) % self.p
@@ -114,6 +119,15 @@ class Residues:
         if max(totals, default=0) >= 2**32:
             raise ValueError("ways into one value pass 2**32: residues would overflow")
         return [(row, total << 31) for row, total in zip(ways.astype(np.uint64) @ rows, totals)]
+
+    @staticmethod
+    def results(ways: sp.csr_matrix, rows: np.ndarray) -> list[tuple[int, tuple[np.ndarray, int]]]:
+        """Rolling the nodes of `ways`' rows together, their reduced masses `rows` (in the same order): per
+        column any of them reaches, the column and the mass arriving there (its sum over the nodes rolled)."""
+        sub = ways.tocoo()
+        targets, col = np.unique(sub.col, return_inverse=True)
+        w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), ways.shape[0]))
+        return list(zip(targets.tolist(), Residues.combine(w, rows)))
 
     def fractions(self, values: dict) -> dict | None:
         """Every value recovered as a `Fraction` (same keys), or None if `k` primes were too few."""
