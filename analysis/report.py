@@ -3,10 +3,8 @@
 `build` gathers, for one mode and rules variant, what issue #5 asks a nightly report to say:
 
 * ``turn``: the optimal expected score of one turn from its start and the distribution of the turn's
-  score under that policy, in exact fractions (exact.py); in floats for a capped table (Santa Claus: a
-  helmet and no shotgun cannot bust, so the turn rolls on to a cap of 600 brains over 63,257 dice
-  states: exact fractions up to the cap are out of reach, README "Reports"), with an error below 1e-12
-  (policy.py);
+  score under that policy, in exact fractions (exact.py; for Santa Claus, whose turn is capped at 600
+  brains, about 3 minutes of CPU: fractions of 1,500 digits);
 * ``bust``: the probability that the next roll busts, for common positions: 0-2 shotguns set aside
   by the footprint dice in hand (roll.py);
 * ``game``: P(the first player wins) with two optimal players (a `GameSolution`, usually the stored
@@ -50,8 +48,7 @@ from .policy import Objective, Solution, solve, sweep
 from .position import Position
 from .roll import next_roll
 
-__all__ = ["REPORT_FORMAT", "DEFAULT_RULES", "build", "bust_positions", "decision_visits", "float_distribution",
-           "optimal_decisions",
+__all__ = ["REPORT_FORMAT", "DEFAULT_RULES", "build", "bust_positions", "decision_visits", "optimal_decisions",
            "summarise_policy", "hand_tests", "PolicySummary", "ShotgunRule", "region_grid", "table"]
 
 REPORT_FORMAT = "zombie-odds/report/1"
@@ -145,54 +142,28 @@ def _bust_section(mode: str, variant: str) -> tuple[dict[str, Any], list[dict[st
 
 
 # -- one turn ----------------------------------------------------------------------------------------
-def _turn_section(solution: Solution, exact: ExactTurn | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Exact values from the start of the turn (state 0 at score 0) when `exact` is given, else floats.
+def _turn_section(solution: Solution, exact: ExactTurn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Exact values from the start of the turn (state 0 at score 0).
 
     The exact distribution is one forward pass of exact probability mass (exact.py) and the expected
     score is ``sum k P(k)`` over it: the value of rolling at the start (a tie, which the pass stops, is
-    worth as much either way). Floats are left for a capped table (see `build`)."""
-    start = solution.table.start
-    facts: list[dict[str, Any]]
-    if exact is not None:
-        dist: dict[int, Any] = exact.score_distribution(start, 0)
-        value = sum((k * p for k, p in dist.items()), Fraction(0))
-        rows = [[k, fraction_text(p), float(p)] for k, p in dist.items()]
-        facts = [_fact("Expected score of a turn (optimal play)", float(value), fraction_text(value), "brains"),
-                 _fact("P(the turn scores 0)", float(dist[0]), fraction_text(dist[0]))]
-        for k in (5, 10, 13):
-            at_least = sum((p for s, p in dist.items() if s >= k), Fraction(0))
-            facts.append(_fact(f"P(the turn scores at least {k})", float(at_least), fraction_text(at_least)))
-        how = "exact values"
-    else:
-        dist = float_distribution(solution, optimal_decisions(solution, None))
-        rows = [[k, None, p] for k, p in dist.items()]
-        facts = [_fact("Expected score of a turn (optimal play)", float(solution.roll[0, start]), kind="brains"),
-                 _fact("P(the turn scores 0)", dist[0])]
-        facts += [_fact(f"P(the turn scores at least {k})", float(sum(p for s, p in dist.items() if s >= k)))
-                  for k in (5, 10, 13)]
-        how = (f"floats, with an error below 1e-12: a state that cannot bust (a helmet and no shotgun) rolls on, so "
-               f"this mode's turn is capped at {solution.top} brains, and exact fractions over every state up to "
-               "the cap are out of reach (README, Reports)")
+    worth as much either way)."""
+    dist = exact.score_distribution(solution.table.start, 0)
+    value = sum((k * p for k, p in dist.items()), Fraction(0))
+    rows = [[k, fraction_text(p), float(p)] for k, p in dist.items()]
+    facts = [_fact("Expected score of a turn (optimal play)", float(value), fraction_text(value), "brains"),
+             _fact("P(the turn scores 0)", float(dist[0]), fraction_text(dist[0]))]
+    for k in (5, 10, 13):
+        at_least = sum((p for s, p in dist.items() if s >= k), Fraction(0))
+        facts.append(_fact(f"P(the turn scores at least {k})", float(at_least), fraction_text(at_least)))
+    how = "exact values"
+    if solution.capped:
+        how += (f"; a state that cannot bust (a helmet and no shotgun) would roll on for ever, so the turn stops at "
+                f"{solution.top} brains")
     t = table("score_distribution", "Score of one turn under the optimal policy", ["score", "exact", "probability"],
               rows, f"Probabilities of every final score of a turn, played to maximise the expected score ({how}).")
     text = [f"One turn from its start, the player maximising the expected number of brains ({how})."]
     return _section("turn", "One turn, optimal play", facts=facts, text=text, tables=["score_distribution"]), [t]
-
-
-def float_distribution(solution: Solution, rolls: np.ndarray) -> dict[int, float]:
-    """P(final turn score = k) under `rolls`, in floats: a turn ends once, where the policy stops (or busts)."""
-    ended: dict[int, float] = {}
-
-    def visit(score: int, layer: np.ndarray, visits: np.ndarray, rolled: np.ndarray) -> None:
-        busts = float((visits[rolled] * solution.table.bust_f[layer][rolled]).sum())
-        stops = float(visits[~rolled].sum())
-        if stops:
-            ended[score] = ended.get(score, 0.0) + stops
-        if busts:
-            ended[0] = ended.get(0, 0.0) + busts
-
-    decision_visits(solution, rolls, visit)
-    return dict(sorted(ended.items()))
 
 
 # -- the optimal policy: visits and a summary ------------------------------------------------------------
@@ -521,8 +492,7 @@ def build(mode: str, variant: str = "before-draw", game: GameSolution | None = N
     else:
         objective = Objective()
         solution = solve(mode, variant, objective)
-        # a capped table (Santa) reaches hundreds of brains: exact fractions over all of it are out of reach
-        exact = None if solution.capped else exact_turn(mode, variant, objective)
+        exact = exact_turn(mode, variant, objective)
         add(_turn_section(solution, exact))
         add(_bust_section(mode, variant))
         add(_policy_section(mode, solution, exact))

@@ -369,8 +369,7 @@ SANTA = "santa-claus-meets-the-zombies"
 @pytest.mark.parametrize("mode", [SANTA, "big-summer-action-movie"])
 def test_an_expansion_turn_section_is_exact(mode):
     """The turn section of an expansion, in exact fractions, on a small table: the turns from a position with
-    two shotguns and most dice in the brain pile (a whole turn's table takes minutes; Santa's whole turn is
-    capped and shown in floats, Big Summer Action Movie's is exact: these are its pieces)."""
+    two shotguns and most dice in the brain pile (a whole turn takes seconds to minutes: these are its pieces)."""
     from analysis.position import Position
     from analysis.report import _turn_section
 
@@ -378,7 +377,7 @@ def test_an_expansion_turn_section_is_exact(mode):
     position = Position(mode=mode, brains=["green"] * 3 + ["yellow"], effects=effects, shotguns=["red", "red"],
                         footprints=["yellow"])
     exact = exact_turn(mode, "before-draw", Objective(), position.state)
-    assert not exact.solution.capped  # Santa's whole turn is capped, and in floats (analysis/report.py)
+    assert not exact.solution.capped
     section_, (distribution,) = _turn_section(exact.solution, exact)
     value = Fraction(section_["facts"][0]["exact"])
     assert value == to_fraction(exact.roll(0, 0))  # sum k P(k) is the value of rolling
