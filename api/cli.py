@@ -243,7 +243,7 @@ def prune(older_than: float | None, dry_run: bool) -> None:
 class Server(BaseApplication):
     """gunicorn running `api.create_app()`, loaded once in the master (preload_app).
 
-    Loading warms the `original` mode (its table and the start of a turn, ~20 s) before the
+    Loading warms the `original` mode (its table and the start of a turn, ~5 s) before the
     workers fork, so they share it copy-on-write instead of each computing it on its first request.
     """
 
