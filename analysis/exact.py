@@ -29,7 +29,7 @@ from gmpy2 import mpq, mpz
 
 from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
 from .position import BusState, DiceState
-from .residues import Residues
+from .residues import Residues, recovered
 from .table import CHANCE, DECISION, ROOTED_KEPT, STOPPED, TYRE
 
 __all__ = ["ExactTurn", "exact_turn", "to_fraction", "fraction_text", "ExactBusTurn", "exact_bus_turn",
@@ -216,8 +216,8 @@ class ExactTurn:
         Where the value of rolling is a fraction of more than `RESIDUES_FROM` bits (a long turn: Santa's turn
         start, 5,000), the masses are as large, and adding two costs a gcd of that size: they flow as residues
         (`_flow_residues`) modulo as many primes as twice the bits of the value's larger part, doubled until
-        every fraction is recovered, checked, and the probabilities sum to 1 (as `ExactBusTurn._forward`).
-        Otherwise in rationals (`_flow_rationals`)."""
+        every fraction is recovered, checked, and the probabilities sum to 1 (`residues.recovered`, as
+        `ExactBusTurn._forward`). Otherwise in rationals (`_flow_rationals`)."""
         if self._bits(i0, score0) <= RESIDUES_FROM:
             return self._flow_rationals(i0, score0)
         return self._flow_in_residues(i0, score0)
@@ -227,12 +227,7 @@ class ExactTurn:
         return max(value.numerator.bit_length(), value.denominator.bit_length())
 
     def _flow_in_residues(self, i0: int, score0: int) -> dict[int, Fraction]:
-        k = 4 + (2 * self._bits(i0, score0) + 31) // 30  # primes above 2**30
-        while True:
-            out = self._flow_residues(i0, score0, Residues(k))
-            if out is not None and sum(out.values()) == 1:
-                return out
-            k *= 2
+        return recovered(lambda field: self._flow_residues(i0, score0, field), self.roll(i0, score0))
 
     def _first_of(self, key: tuple[int, int]) -> tuple[int, int]:
         """The order in which the flows take their pending (block, score) pairs (the largest first).
@@ -669,13 +664,7 @@ class ExactBusTurn:
         YIELD) is solved as a linear system, in exact rationals (`_flow_rationals`)."""
         if any(self.table.cyclic):
             return self._flow_rationals(c0, score0)
-        value = self.value(c0, score0)
-        k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # 2**30 < p
-        while True:
-            out = self._flow_residues(c0, score0, Residues(k))
-            if out is not None and sum(out.values()) == 1:
-                return out
-            k *= 2
+        return recovered(lambda field: self._flow_residues(c0, score0, field), self.value(c0, score0))
 
     def _flow_rationals(self, c0: int, score0: int) -> dict[int, Fraction]:
         """Probability mass forward from chance node `c0` in the reverse of the sweep's order: blocks from

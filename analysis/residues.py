@@ -17,15 +17,16 @@ fails, or when no fraction within the bound exists; the caller then doubles ``K`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cache
 
 import gmpy2
 import numpy as np
 import scipy.sparse as sp
-from gmpy2 import mpz
+from gmpy2 import mpq, mpz
 
-__all__ = ["Residues", "reconstruct"]
+__all__ = ["Residues", "reconstruct", "recovered"]
 
 CHECKS = 4  # primes outside M, each result checked against them
 LIMIT = 2**64  # an unreduced residue stays below this
@@ -53,6 +54,18 @@ def reconstruct(r: int, m: int) -> Fraction | None:
     if t1 == 0 or abs(t1) > bound or gmpy2.gcd(r1, t1) != 1:
         return None
     return Fraction(int(r1 if t1 > 0 else -r1), int(abs(t1)))
+
+
+def recovered(flow: Callable[[Residues], dict | None], value: Fraction | mpq) -> dict:
+    """The probabilities `flow` computes in residues (None: too few primes), recovered exactly: modulo as many
+    primes as twice the bits of `value`'s larger part (a distribution's fractions are about as large as the
+    value it averages), doubled until every fraction is recovered, checked, and they sum to 1."""
+    k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # primes above 2**30
+    while True:
+        out = flow(Residues(k))
+        if out is not None and sum(out.values()) == 1:
+            return out
+        k *= 2
 
 
 class Residues:
