@@ -28,7 +28,8 @@ from workers.tasks import store
 from . import formats, tables
 from .errors import ApiError, FieldError
 
-__all__ = ["bp", "answer", "answer_key", "bust_text", "compute", "position_from", "refused_bust", "shared_answer"]
+__all__ = ["bp", "answer", "answer_for", "answer_key", "bust_text", "compute", "position_from", "refused_bust",
+           "shared_answer"]
 
 bp = Blueprint("odds", __name__)
 log = logging.getLogger(__name__)
@@ -240,7 +241,8 @@ def _stored(shelf: Store, key: Key) -> dict[str, Any] | None:
     return None if entry is None else entry[0]
 
 
-def _answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
+def answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The /v1/odds answer for these values: by probability of winning with `scores`, else by `objective`."""
     if tables.wants_win(values):  # `scores`: the decision by probability of winning the game
         return tables.win_answer(values)
     return shared_answer(*position_from(values))
@@ -248,7 +250,7 @@ def _answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
 
 @bp.get("/v1/odds")
 def get_odds() -> Response:
-    result = _answer_for(g.params)
+    result = answer_for(g.params)
     if g.params["format"] == "csv":
         return Response(formats.csv_table(result), mimetype="text/csv")
     return jsonify(result)
@@ -256,7 +258,7 @@ def get_odds() -> Response:
 
 @bp.post("/v1/odds")
 def post_odds() -> Response:
-    return jsonify(_answer_for(g.body))
+    return jsonify(answer_for(g.body))
 
 
 def refused_bust(position: Position) -> dict[str, Any] | None:
@@ -289,7 +291,7 @@ def get_odds_value() -> Response:
             "exact", "win probabilities come from the full-game table in floating point: drop exact or scores")])
     if g.params["field"] == "bust" and not tables.wants_win(g.params):
         return Response(bust_text(g.params, g.params["exact"]), mimetype="text/plain")
-    result, field = _answer_for(g.params), g.params["field"]
+    result, field = answer_for(g.params), g.params["field"]
     try:
         text = formats.one_value(result, field, exact=g.params["exact"])
     except KeyError:  # a School Bus action that is not legal here

@@ -1,7 +1,7 @@
 """/v1/bust.txt, /v1/advice.txt and /v1/win.txt: one answer as bare text, for a spreadsheet cell.
 
 Short URLs for Excel's `WEBSERVICE` and Google Sheets' `IMPORTDATA`. They take the position as
-`GET /v1/odds` does, parsed by the same code, and render the same answer (`api.odds.shared_answer`), so no
+`GET /v1/odds` does, parsed by the same code, and render the same answer (`api.odds.answer_for`), so no
 form of an answer can disagree with another, nor accept a position that another refuses (but one: the bust
 chance of a position too large to solve, which needs no policy, `api.odds.refused_bust`):
 
@@ -17,24 +17,16 @@ chance of a position too large to solve, which needs no policy, `api.odds.refuse
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Response, g
 
 from . import formats, tables
-from .odds import bust_text, position_from, shared_answer
+from .odds import answer_for, bust_text
 
 __all__ = ["bp", "win_value"]
 
 bp = Blueprint("sheets", __name__)
-
-
-def _answer(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The /v1/odds answer for these values: by probability of winning with `scores`, else by `objective`."""
-    if tables.wants_win(values):
-        return tables.win_answer(values)
-    return shared_answer(*position_from(values))
 
 
 def _text(text: str) -> Response:
@@ -55,7 +47,7 @@ def bust() -> Response:
 
 @bp.get("/v1/advice.txt")
 def advice() -> Response:
-    return _text(formats.one_value(_answer(g.params), "action"))
+    return _text(formats.one_value(answer_for(g.params), "action"))
 
 
 @bp.get("/v1/win.txt")
