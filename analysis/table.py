@@ -38,7 +38,6 @@ it.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, cached_property, lru_cache
@@ -50,17 +49,17 @@ from operator import mul
 import numpy as np
 import scipy.sparse as sp
 
-from .dice import EFFECTS, MODES, Mode
+from .dice import BUS, EFFECTS, MODES, Mode
 from .position import BusState, DiceState
 from .roll import (
     TyreTracks,
-    _bus_roll_groups,
+    _bus_groups,
     _draw_plan,
+    _plain_settled,
     _rescuable,
     _roll,
     _summed,
-    give_up,
-    legal_actions,
+    bus_step,
 )
 
 __all__ = ["Table", "table_for", "ROOTED_KEPT", "BusTable", "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
@@ -247,6 +246,12 @@ class _Codes:
         if top << (len(self.effect_names) + 1) >= 2**62:
             raise ValueError(f"mode {mode.name}: roll keys do not fit 64 bits")
         return packed @ weights + (effects * 2 + recycles) * top
+
+    def pile_brains(self, codes: np.ndarray) -> np.ndarray:
+        """Brains in the brain pile of each state (a double brain counts 2: `DiceState.pile_brains`)."""
+        k = len(self.mode.counts)
+        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        return digits[:, k:2 * k].sum(axis=1) + (0 if self.mode.plain else digits[:, 3 * k:4 * k].sum(axis=1))
 
     def shotgun_counts(self, codes: np.ndarray) -> np.ndarray:
         k = len(self.mode.counts)
@@ -610,189 +615,329 @@ class BusTable:
         return tuple(out)
 
 
-def _bus_block(key) -> tuple[int, int]:
-    """Blocks in sweep order: the bus out (0), tyre tracks (1), the bus not out yet (2); most shotguns first
-    in each."""
-    if isinstance(key, BusState):
-        return (0 if key.phase == "out" else 2, -key.shotgun_count)
-    if isinstance(key, TyreTracks):
-        return (1, -(key.dice.shotgun_count + key.shotguns))
-    if key[0] == "roll":
-        return (0 if key[2] == "out" else 2, -(key[1].shotgun_count + key[3]))
-    if key[0] == "bus":
-        return (2, -(key[1].shotgun_count + key[3]))
-    return (1, 0)
-
-
-class _Search:
-    """The breadth-first search behind `bus_table_for`, on compact keys (dice interned as numbers).
-
-    It reads each dice state's ordinary roll (`_kernel`, shared by every state that rolls alike, as `_search`
-    does) and bus roll (roll.py's `_bus_roll_groups`) once and maps them to every bus status (phase, token flag,
-    shotgun tokens) that rolls those dice, the way `roll.bus_results` does one at a time (tests compare the
-    two). Dice reached by ordinary rolls are interned by their codes; their `DiceState` is made on first use."""
-
-    def __init__(self, mode: Mode, recycle: str):
-        self.mode, self.recycle = mode, recycle
-        self.codes = _codes(mode)
-        self.dice: list[DiceState | None] = []
-        self.dice_id: dict[DiceState, int] = {}
-        self.code_id: dict[int, int] = {}
-        self.dice_code: list[int] = []
-        self._keys: list[int] = []
-        self.keys: list[tuple] = []
-        self.index: dict[tuple, int] = {}
-        self.queue: deque[int] = deque()
-        self._kernels: dict[int, tuple] = {}
-        self._ordinary: dict[int, tuple] = {}
-        self._bus: dict[int, tuple] = {}
-        self._bus_kernels: dict[int, tuple] = {}
-        self._empty_hand: dict[int, int] = {}
-        self._give_up: dict[tuple[int, int, int], tuple] = {}
-
-    def did(self, dice: DiceState) -> int:
-        if dice not in self.dice_id:
-            x = self.cid(self.codes.code(dice))
-            self.dice[x] = dice
-            self.dice_id[dice] = x
-        return self.dice_id[dice]
-
-    def cid(self, code: int) -> int:
-        if code not in self.code_id:
-            self.code_id[code] = len(self.dice)
-            self.dice.append(None)
-            self.dice_code.append(code)
-        return self.code_id[code]
-
-    def kernel_key(self, x: int) -> int:
-        """`_Codes.kernel_keys` of dice `x`, worked out for every dice interned since the last call at once."""
-        if x >= len(self._keys):
-            self._keys += self.codes.kernel_keys(np.array(self.dice_code[len(self._keys):], dtype=np.int64)).tolist()
-        return self._keys[x]
-
-    def state(self, x: int) -> DiceState:
-        dice = self.dice[x]
-        if dice is None:
-            dice = self.dice[x] = self.codes.state(self.dice_code[x])
-            self.dice_id[dice] = x
-        return dice
-
-    def node(self, key: tuple) -> int:
-        if key not in self.index:
-            self.index[key] = len(self.keys)
-            self.keys.append(key)
-            self.queue.append(self.index[key])
-        return self.index[key]
-
-    def public(self, key: tuple):
-        """The table's key for a compact one (see `BusTable`)."""
-        kind, x, *rest = key
-        if kind == "d":
-            return BusState(self.state(x), *rest)
-        if kind == "t":
-            return TyreTracks(self.state(x), *rest)
-        if kind == "s":
-            return ("stopped",)
-        return (kind, self.state(x), *rest)
-
-    def actions(self, key: tuple) -> tuple[tuple[str, int], ...]:
-        _, x, phase, tokens, shotguns = key
-        out = []
-        for action in legal_actions(self.mode, BusState(self.state(x), phase, tokens, shotguns)):
-            if action in ("roll", "get-off"):
-                out.append((action, self.node(("roll", x, "ready" if phase == "ready" else "out", shotguns))))
-            elif action == "board":
-                out.append((action, self.node(("bus", x, 0, 0))))
-            elif action == "stay":
-                if x not in self._empty_hand:
-                    dice = self.state(x)
-                    self._empty_hand[x] = self.did(dice._replace(hand=tuple(0 for _ in dice.hand)))
-                out.append((action, self.node(("bus", self._empty_hand[x], tokens, shotguns))))
-        return tuple(out)
-
-    def options(self, x: int, tokens: int, shotguns: int) -> tuple[tuple[str, tuple], ...]:
-        """Tyre tracks' choices as compact decision keys (`roll.give_up`)."""
-        key = (x, tokens, shotguns)
-        if key not in self._give_up:
-            self._give_up[key] = tuple((g, ("d", self.did(d), "out", 0, shotguns))
-                                       for g, d in give_up(self.mode, self.state(x), tokens))
-        return self._give_up[key]
-
-    def ordinary(self, x: int) -> tuple[int, tuple[tuple[int, int, int, int], ...]]:
-        """The ordinary roll from dice `x`: its denominator and every result (brains, dice after, the least
-        shotgun tokens that make it a bust, ways), in `roll.transitions`' order, unmerged."""
-        if x not in self._ordinary:
-            dice, code, key = self.state(x), self.dice_code[x], self.kernel_key(x)
-            if key not in self._kernels:
-                add, shown, gain, ways, den, bust_at = _kernel(self.mode, dice, self.recycle)
-                common = gcd(den, *ways.tolist())
-                self._kernels[key] = add.tolist(), shown.tolist(), gain.tolist(), (ways // common).tolist(), \
-                    den // common, bust_at
-            add, shown, gain, ways, den, bust_at = self._kernels[key]
-            room = bust_at - dice.shotgun_count  # a result busts when it shows `room` shotguns (less the tokens)
-            self._ordinary[x] = den, tuple((g, self.cid(code + a) if room > s else -1, room - s, w)
-                                           for a, s, g, w in zip(add, shown, gain, ways))
-        return self._ordinary[x]
-
-    def bus(self, x: int) -> tuple[int, tuple[tuple, ...]]:
-        """The bus roll from dice `x` (`roll._bus_roll_groups`): its denominator and every result (its bus faces,
-        dice after, change of the pile's brains, shotguns in the pile, bust threshold, whether the pile then holds
-        a brain, ways). Dice that roll their ordinary dice alike (`_Codes.kernel_keys`: the bus draws one die
-        fewer, so the key may tell apart dice whose bus rolls agree) share it up to a shift of their codes."""
-        if x not in self._bus:
-            dice, code, key = self.state(x), self.dice_code[x], self.kernel_key(x)
-            if key not in self._bus_kernels:
-                rows, den, _ = _bus_roll_groups(self.mode, dice, self.recycle)
-                self._bus_kernels[key] = den, dice.shotgun_count, dice.pile_brains, tuple(
-                    (_face_parts(faces), self.codes.code(a) - code, d, c, top, left, w)
-                    for faces, (a, d, _, _, c, top, left), w in rows)
-            den, shotguns, brains, rows = self._bus_kernels[key]
-            more, brains = dice.shotgun_count - shotguns, dice.pile_brains - brains
-            self._bus[x] = den, tuple((faces, self.cid(code + a), d, c + more, top, left + brains > 0, w)
-                                      for faces, a, d, c, top, left, w in rows)
-        return self._bus[x]
-
-    def roll(self, key: tuple) -> tuple[dict[tuple[int, int], int], int, int]:
-        """A chance node's results: ways per (delta, node), bust ways, denominator."""
-        out: dict[tuple[int, int], int] = {}
-        bust = 0
-        if key[0] == "roll":
-            _, x, phase, shotguns = key
-            den, rows = self.ordinary(x)
-            for brains, a, margin, ways in rows:
-                if shotguns >= margin:
-                    bust += ways
-                    continue
-                j = self.node(("d", a, phase, 0, shotguns))
-                out[(brains, j)] = out.get((brains, j), 0) + ways
-            return out, bust, den
-        _, x, tokens, shotguns = key
-        den, rows = self.bus(x)
-        for faces, a, delta, count, bust_at, brains_left, w in rows:
-            for fb, fs, effect, sides in faces:
-                ways = w * sides
-                s = shotguns + fs
-                if count + s >= bust_at:
-                    bust += ways
-                    continue
-                d = delta
-                if effect == "stop":
-                    target = ("s", 0)
-                elif effect == "tyre-tracks":  # one brain lost if the turn has one (see roll.bus_results)
-                    d -= tokens > 0 or brains_left
-                    choices = self.options(a, tokens, s)
-                    target = choices[0][1] if len(choices) == 1 else ("t", a, tokens, s)
-                else:
-                    target = ("d", a, "riding", int(tokens or fb > 0), s)
-                j = self.node(target)
-                out[(d + fb, j)] = out.get((d + fb, j), 0) + ways
-        return out, bust, den
+@cache
+def _bus_faces() -> tuple[np.ndarray, ...]:
+    """The bus die's faces by group (`roll._bus_groups`): brains, shotguns, effect (1 STOP, 2 tyre tracks, else
+    0), sides, and the groups' offsets."""
+    faces = [(f.brains, f.shotguns, {"stop": 1, "tyre-tracks": 2}.get(f.effect, 0), sides)
+             for _, group in _bus_groups() for f, sides in group]
+    ptr = np.cumsum([0] + [len(group) for _, group in _bus_groups()])
+    return (*(np.array(c, dtype=np.int64) for c in zip(*faces)), ptr.astype(np.int64))
 
 
 @cache
-def _face_parts(faces: tuple) -> tuple[tuple[int, int, str, int], ...]:
-    """A group of bus faces (`roll._bus_roll_groups`) as (brains, shotguns, effect, sides) each."""
-    return tuple((f.brains, f.shotguns, f.effect, sides) for f, sides in faces)
+def _bus_faces_arrays(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], brains: tuple[int, ...],
+                      double_brains: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """`_faces_arrays` for the ordinary dice of a bus roll, once per group of bus faces (`roll._bus_groups`) with
+    its `roll.bus_step` applied, result after result, the groups of each together: the group, the code added
+    (hand and effects replaced), shotguns counted, brains gained, rise of the bust threshold, ways."""
+    codes = _codes(mode)
+    groups = _bus_groups()
+    out: list[tuple] = []
+    rows = _plain_settled(mode, rolled) if mode.plain else _summed(mode, rolled, effects, brains, double_brains)
+    for (hand, b, d, s, ds, aside, now, rb, rd, _), w, shots, gained, bonus in rows:
+        for g, (effect, faces) in enumerate(groups):
+            h2, b2, s2, ds2 = bus_step(faces[0][0], hand, b, s, ds) if effect else (hand, b, s, ds)
+            add = codes.fields_code(h2, tuple(map(_add, b2, rb)), s2, tuple(map(_add, d, rd)), ds2, aside)
+            out.append((g, add + codes.effects_code(now), 0 if effect == "yield" else shots,
+                        gained + (sum(hand) if effect == "dead-end" else 0), bonus, w))
+    return tuple(np.array(c, dtype=np.int64) for c in zip(*out))
+
+
+# A node's key during the search: ((dice * _SUBS + sub) * _TOKENS + shotgun tokens), dice interned as numbers.
+# sub: a decision's phase * 2 + brain-token flag (0-5), an ordinary roll's phase after it (6 ready, 7 out), a bus
+# roll's token flag (8, 9), tyre tracks' token flag (10, 11), the turn ended by STOP (12).
+_SUBS, _TOKENS = 16, 32
+_ROLL, _BUS, _TYRE, _STOP = 6, 8, 10, 12
+_ACTIONS = ("roll", "get-off", "board", "stay")
+_PHASES = ("ready", "riding", "out")
+
+
+class _Interned:
+    """Integers numbered in order of first appearance (a breadth-first search's numbering)."""
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []
+        self.count = 0
+        self.known = np.zeros(0, dtype=np.int64)  # sorted values, their numbers
+        self.known_idx = np.zeros(0, dtype=np.int64)
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int64)
+
+    def ids(self, values: np.ndarray) -> np.ndarray:
+        """The numbers of `values`; new ones are numbered in the order they first appear in `values`."""
+        uniq, first_at = np.unique(values, return_index=True)
+        at = np.minimum(np.searchsorted(self.known, uniq), max(len(self.known) - 1, 0))
+        new = self.known[at] != uniq if len(self.known) else np.ones(len(uniq), dtype=bool)
+        fresh = uniq[new][np.argsort(first_at[new], kind="stable")]
+        if len(fresh):
+            self.parts.append(fresh)
+            self.__dict__.pop("values", None)
+            sort = np.argsort(fresh)
+            at = np.searchsorted(self.known, fresh[sort])
+            self.known = np.insert(self.known, at, fresh[sort])
+            self.known_idx = np.insert(self.known_idx, at, np.arange(self.count, self.count + len(fresh))[sort])
+            self.count += len(fresh)
+        return self.known_idx[np.searchsorted(self.known, values)]
+
+
+def _spread(ptr: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``ptr[kernel[r]]:ptr[kernel[r] + 1]`` of every r, in order: (r, row) per result."""
+    length = ptr[kernel + 1] - ptr[kernel]
+    parent = np.repeat(np.arange(len(kernel)), length)
+    first = np.concatenate([[0], np.cumsum(length)])[:-1]
+    return parent, np.arange(len(parent)) - first[parent] + ptr[kernel][parent]
+
+
+class _Kernels:
+    """Rolls shared by every dice state with the same `_Codes.kernel_keys`, as flat arrays over kernels: each
+    worked out once from one such state (`make`), read by every other up to a shift of its code."""
+
+    def __init__(self, make):
+        self.make, self.ids, self.each = make, {}, []
+        self.flat: tuple[np.ndarray, ...] = ()
+        self.ptr = np.zeros(1, dtype=np.int64)
+
+    def of(self, keys: np.ndarray, states) -> np.ndarray:
+        """Kernel numbers of `keys`, making the new ones from ``states(r)``, the state of ``keys[r]``."""
+        ukeys, first = np.unique(keys, return_index=True)
+        fresh = [(k, p) for k, p in zip(ukeys.tolist(), first.tolist()) if k not in self.ids]
+        made = [self.make(states(p)) for _, p in fresh]
+        for k, _ in fresh:
+            self.ids[k] = len(self.ids)
+        if fresh:
+            columns = zip(*(rows for rows, _ in made))  # (each column's new rows)
+            self.flat = tuple(np.concatenate([old, *new]) for old, new in zip(self.flat, columns)) if self.flat \
+                else tuple(np.concatenate(new) for new in columns)
+            sizes = np.cumsum([len(rows[0]) for rows, _ in made]) + self.ptr[-1]
+            self.ptr = np.concatenate([self.ptr, sizes]).astype(np.int64)
+            self.each += [each for _, each in made]
+            self.per = tuple(np.array(c, dtype=np.int64) for c in zip(*self.each))
+            known = np.array(list(self.ids), dtype=np.int64)
+            sort = np.argsort(known)
+            self.known, self.known_ids = known[sort], np.array(list(self.ids.values()), dtype=np.int64)[sort]
+        return self.known_ids[np.searchsorted(self.known, keys)]
+
+
+_NONE = (np.zeros(0, dtype=np.int64),) * 3 + (lambda p, ids: None,)  # no node of a kind on this level
+
+
+class _BusSearch:
+    """The breadth-first search behind `bus_table_for`, a whole level of nodes at a time, on integer keys.
+
+    A node's successors (a decision's actions, a roll's results that do not bust, tyre tracks' choices) are
+    numbered in the order a queue would meet them: level after level, node after node, each node's in order.
+    Every dice state's ordinary roll (`_kernel`, as `_search` reads it) and bus roll (`roll._bus_roll_groups`,
+    face by face) is worked out once per kernel key and applied to every bus status (phase, token flag,
+    shotgun tokens) at once, as `roll.bus_results` does one at a time (tests compare the two)."""
+
+    def __init__(self, mode: Mode, recycle: str):
+        self.mode, self.recycle, self.codes = mode, recycle, _codes(mode)
+        self.dice, self.nodes = _Interned(), _Interned()
+        k = self.k = len(mode.counts)
+        w = self.codes.weights
+        self.w_hand, self.w_brain = w[:k], w[k:2 * k]
+        self.w_double = w[3 * k:4 * k] if not mode.plain else np.zeros(k, dtype=np.int64)
+        self.ordinary = _Kernels(self._ordinary_kernel)
+        self.bus = _Kernels(self._bus_kernel)
+        # what the search keeps: (parent, slot, name, child) of actions and options; rolls' results
+        self.acts: list[tuple[np.ndarray, ...]] = []
+        self.opts: list[tuple[np.ndarray, ...]] = []
+        self.results: list[tuple[np.ndarray, ...]] = []
+        self.rolled: list[tuple[np.ndarray, ...]] = []  # (chance node, bust ways, denominator)
+
+    # -- dice ----------------------------------------------------------------------------------------------
+    def digits(self, codes: np.ndarray) -> np.ndarray:
+        return (codes[:, None] // self.codes.weights[None, :]) % self.codes.radix[None, :]
+
+    def state(self, code: int) -> DiceState:
+        return self.codes.state(code)
+
+    def _ordinary_kernel(self, dice: DiceState) -> tuple[tuple, tuple]:
+        add, shown, gain, ways, den, bust_at = _kernel(self.mode, dice, self.recycle)
+        common = gcd(den, *ways.tolist())
+        return (add, shown, gain, ways // common), (den // common, bust_at)
+
+    def _bus_kernel(self, dice: DiceState) -> tuple[tuple, tuple]:
+        """The bus roll (`roll._bus_roll_groups` on arrays), face by face: bus brains and shotguns, effect (1 STOP,
+        2 tyre tracks), code added, brains gained, shotguns in the pile, bust threshold, brains in the pile, ways;
+        results that agree on all of these merged, in the order they first appear."""
+        mode, codes = self.mode, self.codes
+        pile, _, drawn, ways = _draw_plan(mode, dice, mode.dice_per_roll - 1 - sum(dice.hand), self.recycle)
+        den = ways * len(mode.dice[0].faces) ** (mode.dice_per_roll - 1) * len(BUS.faces)
+        shift = codes.code(pile) - codes.code(dice) - codes.fields_code(dice.hand) - codes.effects_code(pile.effects)
+        if mode.plain:
+            brains = doubles = ()
+        else:
+            mask = _rescuable(mode)
+            brains = tuple(b if m else 0 for b, m in zip(pile.brains, mask))
+            doubles = tuple(d if m else 0 for d, m in zip(pile.double_brains, mask))
+        parts = [(_bus_faces_arrays(mode, tuple(map(_add, dice.hand, take)), pile.effects, brains, doubles), w)
+                 for take, w in drawn]
+        group, add, counted, gain, bonus = (np.concatenate([a[i] for a, _ in parts]) for i in range(5))
+        w = np.concatenate([a[5] * w for a, w in parts])
+        cols = np.stack([group, add, counted, gain, bonus], axis=1)
+        _, first, inverse = np.unique(cols, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        w = np.bincount(inverse, weights=w).astype(np.int64)  # exact: below 2**53
+        order = np.argsort(first)
+        group, add, counted, gain, bonus = cols[first[order]].T
+        w = w[order]
+        fb, fs, effect, sides, ptr = _bus_faces()
+        r, pos = _spread(ptr, group)
+        rows = (fb[pos], fs[pos], effect[pos], (add + shift)[r], gain[r], (pile.shotgun_count + counted)[r],
+                (pile.bust_at(mode) + bonus)[r], (pile.pile_brains + gain)[r], w[r] * sides[pos])
+        return rows, (den, dice.shotgun_count, dice.pile_brains)
+
+    def give_up(self, codes: np.ndarray, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Tyre tracks' choices (`roll.give_up`) of many dice at once: per choice, whose (row of `codes`),
+        which (0 token, 1 + 2k a die of kind k, 2 + 2k its double, -1 nothing) and the dice code after."""
+        d = self.digits(codes)
+        brains = d[:, self.k:2 * self.k]
+        doubles = d[:, 3 * self.k:4 * self.k] if not self.mode.plain else np.zeros_like(brains)
+        cols = [tokens > 0]
+        after = [codes]
+        for k in range(self.k):
+            cols += [brains[:, k] > doubles[:, k], doubles[:, k] > 0]
+            after += [codes - self.w_brain[k], codes - self.w_brain[k] - self.w_double[k]]
+        mask = np.stack(cols, axis=1)
+        nothing = ~mask.any(axis=1)
+        mask = np.concatenate([mask, nothing[:, None]], axis=1)
+        after = np.stack(after + [codes], axis=1)
+        row, col = np.nonzero(mask)  # row-major: each row's choices in order
+        which = np.where(col == mask.shape[1] - 1, -1, col)
+        return row, which, after[row, col]
+
+    def give_up_names(self) -> tuple[str, ...]:
+        names = ["token"]
+        for die in self.mode.die_names:
+            names += [die, f"double:{die}"]
+        return (*names, "nothing")
+
+    # -- nodes ---------------------------------------------------------------------------------------------
+    def keys(self, codes: np.ndarray, sub: np.ndarray | int, shotguns: np.ndarray | int) -> np.ndarray:
+        if np.any(np.asarray(shotguns) >= _TOKENS):
+            raise ValueError("more shotgun tokens than the table's keys allow")
+        return (self.dice.ids(codes) * _SUBS + sub) * _TOKENS + shotguns
+
+    def run(self, start: BusState) -> None:
+        code = np.array([self.codes.code(start.dice)], dtype=np.int64)
+        self.nodes.ids(self.keys(code, _PHASES.index(start.phase) * 2 + start.tokens, start.shotguns))
+        level = np.zeros(1, dtype=np.int64)
+        while len(level):
+            key = self.nodes.values[level]
+            x, sub, s = key // (_SUBS * _TOKENS), key // _TOKENS % _SUBS, key % _TOKENS
+            code = self.dice.values[x]
+            found = [self.decide(level, sub, s, code), self.tyre(level, sub, s, code),
+                     self.roll(level, sub, s, code), self.ride(level, sub, s, code)]
+            parent = np.concatenate([f[0] for f in found])
+            order = np.lexsort((np.concatenate([f[1] for f in found]), parent))  # node after node, each's in order
+            before = self.nodes.count
+            ids = np.empty(len(order), dtype=np.int64)
+            ids[order] = self.nodes.ids(np.concatenate([f[2] for f in found])[order])
+            at = np.cumsum([0] + [len(f[0]) for f in found])
+            for (p, _, _, keep), a, b in zip(found, at[:-1], at[1:]):
+                keep(p, ids[a:b])
+            level = np.arange(before, self.nodes.count)
+
+    def decide(self, level, sub, s, code):
+        """Decisions' actions (`roll.legal_actions` but stop): slot, action name, the roll's key."""
+        pick = sub < _ROLL
+        node, phase, tokens, s, code = level[pick], sub[pick] // 2, sub[pick] % 2, s[pick], code[pick]
+        d = self.digits(code)
+        k = self.k
+        hand = d[:, :k]
+        turn_start = ~(d[:, :3 * k].any(axis=1) | (d[:, 5 * k:].any(axis=1) if not self.mode.plain else False))
+        empty = code - hand @ self.w_hand
+        riding = phase == 1
+        # first action: roll (ready), roll (out), stay (riding); second: board (ready, not the turn start, room
+        # in the hand), get-off (riding)
+        first_name = np.where(riding, 3, 0)
+        first = np.where(riding, self.keys(empty, _BUS + tokens, s),
+                         self.keys(code, _ROLL + (phase == 2), s))
+        board = (phase == 0) & ~turn_start & (hand.sum(axis=1) < self.mode.dice_per_roll)
+        second = riding | board
+        names2 = np.where(riding, 1, 2)[second]
+        keys2 = np.where(riding, self.keys(code, _ROLL + 1, s), self.keys(code, _BUS, 0))[second]
+        # legal order: (roll, board) before boarding, (stay, get-off) riding
+        parent = np.concatenate([node, node[second]])
+        slot = np.concatenate([np.zeros(len(node), dtype=np.int64), np.ones(second.sum(), dtype=np.int64)])
+        names = np.concatenate([first_name, names2])
+
+        def keep(p, ids):
+            self.acts.append((p, slot, names, ids))
+        return parent, slot, np.concatenate([first, keys2]), keep
+
+    def tyre(self, level, sub, s, code):
+        pick = (sub >= _TYRE) & (sub < _STOP)
+        node, tokens, s = level[pick], sub[pick] - _TYRE, s[pick]
+        row, which, after = self.give_up(code[pick], tokens)
+        slot = np.arange(len(row)) - np.searchsorted(row, row)
+
+        def keep(p, ids):
+            self.opts.append((p, slot, which, ids))
+        return node[row], slot, self.keys(after, 2 * 2, s[row]), keep
+
+    def roll(self, level, sub, s, code):
+        """Ordinary rolls: every result of the dice's kernel; those that bust are counted, not kept."""
+        pick = (sub >= _ROLL) & (sub < _BUS)
+        node, out, s, code = level[pick], sub[pick] - _ROLL, s[pick], code[pick]
+        if not len(node):
+            return _NONE
+        kid = self.ordinary.of(self.codes.kernel_keys(code), lambda p: self.state(int(code[p])))
+        add, shown, gain, ways = self.ordinary.flat
+        den, bust_at = self.ordinary.per
+        room = bust_at[kid] - self.codes.shotgun_counts(code) - s
+        r, pos = _spread(self.ordinary.ptr, kid)
+        busted = shown[pos] >= room[r]
+        bust = np.bincount(r[busted], weights=ways[pos[busted]], minlength=len(node)).astype(np.int64)
+        self.rolled.append((node, bust, den[kid]))
+        r, pos = r[~busted], pos[~busted]
+        keys = self.keys(code[r] + add[pos], 4 * out[r], s[r])  # (a decision: ready 0 or out 4, no token)
+
+        def keep(p, ids):
+            self.results.append((p, gain[pos], ids, ways[pos]))
+        return node[r], pos, keys, keep
+
+    def ride(self, level, sub, s, code):
+        """Bus rolls, face by face: STOP ends the turn, tyre tracks take a brain (a choice, or the only one), the
+        rest leave the player riding, with a brain token once the bus showed a brain."""
+        pick = (sub >= _BUS) & (sub < _TYRE)
+        node, tokens, s, code = level[pick], sub[pick] - _BUS, s[pick], code[pick]
+        if not len(node):
+            return _NONE
+        kid = self.bus.of(self.codes.kernel_keys(code), lambda p: self.state(int(code[p])))
+        fb, fs, effect, add, gain, count, top, left, ways = self.bus.flat
+        den, shotguns, brains = self.bus.per
+        r, pos = _spread(self.bus.ptr, kid)
+        more = (self.codes.shotgun_counts(code) - shotguns[kid])[r]
+        tokens_after = s[r] + fs[pos]
+        busted = count[pos] + more + tokens_after >= top[pos]
+        bust = np.bincount(r[busted], weights=ways[pos[busted]], minlength=len(node)).astype(np.int64)
+        self.rolled.append((node, bust, den[kid]))
+        ok = ~busted
+        r, pos, tokens_after = r[ok], pos[ok], tokens_after[ok]
+        after = code[r] + add[pos]
+        tok = tokens[r]
+        delta = gain[pos] + fb[pos]
+        keys = self.keys(after, 1 * 2 + ((tok > 0) | (fb[pos] > 0)), tokens_after)
+        keys[effect[pos] == 1] = _STOP * _TOKENS  # (dice 0, sub STOP: one node)
+        tyre = np.flatnonzero(effect[pos] == 2)
+        if len(tyre):
+            held = (tok[tyre] > 0) | (left[pos[tyre]] + (self.codes.pile_brains(code) - brains[kid])[r[tyre]] > 0)
+            delta[tyre] -= held
+            row, _, choice = self.give_up(after[tyre], tok[tyre])
+            single = np.bincount(row, minlength=len(tyre)) == 1  # the only choice: no tyre node, its decision
+            only = after[tyre].copy()
+            only[row[single[row]]] = choice[single[row]]
+            keys[tyre] = np.where(single, self.keys(only, 2 * 2, tokens_after[tyre]),
+                                  self.keys(after[tyre], _TYRE + tok[tyre], tokens_after[tyre]))
+
+        def keep(p, ids):
+            self.results.append((p, delta, ids, ways[pos]))
+        return node[r], pos, keys, keep
 
 
 def bus_table_for(mode_name: str, recycle: str = "before-draw", root: BusState | None = None) -> BusTable:
@@ -801,70 +946,94 @@ def bus_table_for(mode_name: str, recycle: str = "before-draw", root: BusState |
     return _bus_table(mode_name, recycle, root)
 
 
+def _grouped(parent: np.ndarray, slot: np.ndarray, items: list, n: int) -> list[tuple]:
+    """Per node, its (item, child) pairs in slot order (actions, options)."""
+    out: list[tuple] = [()] * n
+    order = np.lexsort((slot, parent))
+    parent = parent[order]
+    items = [items[k] for k in order.tolist()]
+    at = np.searchsorted(parent, np.arange(n + 1))
+    for i in np.unique(parent).tolist():
+        out[i] = tuple(items[at[i]:at[i + 1]])
+    return out
+
+
 @lru_cache(maxsize=32)
 def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     mode = MODES[mode_name]
     empty = tuple(0 for _ in mode.counts)
     dice = DiceState(empty, empty, empty) if mode.plain else DiceState(empty, empty, empty, empty, empty, empty)
     start = root if root is not None else BusState(dice)
-    search = _Search(mode, recycle)
-    search.node(("d", search.did(start.dice), start.phase, start.tokens, start.shotguns))
-    actions: dict[int, tuple] = {}
-    edges: dict[int, dict] = {}
-    bust: dict[int, int] = {}
-    denominators: dict[int, int] = {}
-    options: dict[int, tuple] = {}
-    while search.queue:
-        i = search.queue.popleft()
-        key = search.keys[i]
-        if key[0] == "d":
-            actions[i] = search.actions(key)
-        elif key[0] == "t":
-            options[i] = tuple((g, search.node(k)) for g, k in search.options(*key[1:]))
-        elif key[0] != "s":
-            edges[i], bust[i], denominators[i] = search.roll(key)
-    keys = [search.public(k) for k in search.keys]
+    search = _BusSearch(mode, recycle)
+    search.run(start)
+    key = search.nodes.values
+    n = len(key)
+    x, sub, s = key // (_SUBS * _TOKENS), key // _TOKENS % _SUBS, key % _TOKENS
+    code = search.dice.values[x]
+    kind = np.select([sub < _ROLL, sub < _TYRE, sub < _STOP], [DECISION, CHANCE, TYRE], STOPPED).astype(np.int8)
+    shotguns = np.where(kind == STOPPED, 0, _codes(mode).shotgun_counts(code) + s)
+    # the public keys (see `BusTable`)
+    used, at = np.unique(x, return_inverse=True)
+    states = _codes(mode).states(search.dice.values[used])
+    keys = []
+    for j, c, t in zip(at.tolist(), sub.tolist(), s.tolist()):
+        if c < _ROLL:
+            keys.append(BusState(states[j], _PHASES[c // 2], c % 2, t))
+        elif c < _BUS:
+            keys.append(("roll", states[j], ("ready", "out")[c - _ROLL], t))
+        elif c < _TYRE:
+            keys.append(("bus", states[j], c - _BUS, t))
+        elif c < _STOP:
+            keys.append(TyreTracks(states[j], c - _TYRE, t))
+        else:
+            keys.append(("stopped",))
     index = {k: i for i, k in enumerate(keys)}
-    n = len(keys)
-    kinds = [DECISION if isinstance(k, BusState) else TYRE if isinstance(k, TyreTracks) else STOPPED
-             if k[0] == "stopped" else CHANCE for k in keys]
-    # every result of every chance node as arrays (node, delta, target, ways), in the search's order
-    flat = [(d, j, w) for out in edges.values() for (d, j), w in out.items()]
-    ri = np.repeat(np.array(list(edges), dtype=np.int64), [len(out) for out in edges.values()])
-    rd, rj, rw = (np.array(x, dtype=np.int64).reshape(-1) for x in (zip(*flat) if flat else ((), (), ())))
-    by_node = np.argsort(ri, kind="stable")  # (the search rolled chance nodes in the order it met them)
-    ri, rd, rj, rw = ri[by_node], rd[by_node], rj[by_node], rw[by_node]
-    ai = np.array([i for i, row in actions.items() for _ in row], dtype=np.int64)  # decision, chance it rolls
-    ac = np.array([c for row in actions.values() for _, c in row], dtype=np.int64)
-    # a result is a loop when it shows no brain and is a decision that can roll the same chance node again
-    is_loop = (rd == 0) & np.isin(ri * n + rj, ac * n + ai)
-    loops: list[tuple] = [()] * n
-    li, lj, lw = ri[is_loop], rj[is_loop], rw[is_loop]
-    at = np.searchsorted(li, np.arange(n + 1))
-    pairs = list(zip(lj.tolist(), lw.tolist()))
-    for i in np.unique(li).tolist():
-        loops[i] = tuple(pairs[at[i]:at[i + 1]])
-    keep = ~is_loop
-    ri, rd, rj, rw = ri[keep], rd[keep], rj[keep], rw[keep]
+    ai, slot, name, ac = (np.concatenate(c) for c in zip(*search.acts))
+    actions = _grouped(ai, slot, list(zip([_ACTIONS[a] for a in name.tolist()], ac.tolist())), n)
+    if search.opts:
+        oi, slot, which, oo = (np.concatenate(c) for c in zip(*search.opts))
+        names = search.give_up_names()
+        options = _grouped(oi, slot, list(zip([names[w] for w in which.tolist()], oo.tolist())), n)
+    else:
+        oi = oo = np.zeros(0, dtype=np.int64)
+        options = [()] * n
+    rolled, bust_ways, den_ways = (np.concatenate(c) for c in zip(*search.rolled))
+    den = np.ones(n, dtype=np.int64)
+    den[rolled] = den_ways
+    bust = np.zeros(n, dtype=np.int64)
+    bust[rolled] = bust_ways
+    # every result of every chance node, merged per (node, delta, target)
+    ri, rd, rj, rw = (np.concatenate(c) for c in zip(*search.results))  # (each node's in its roll's order)
     sort = np.lexsort((rj, rd, ri))
     ri, rd, rj, rw = ri[sort], rd[sort], rj[sort], rw[sort]
+    first = np.flatnonzero(np.concatenate([[True], (np.diff(ri) != 0) | (np.diff(rd) != 0) | (np.diff(rj) != 0)]))
+    met = np.minimum.reduceat(sort, first) if len(sort) else sort  # where each merged result first appeared
+    ri, rd, rj, rw = ri[first], rd[first], rj[first], np.add.reduceat(rw, first) if len(rw) else rw
+    # a result is a loop when it shows no brain and is a decision that can roll the same chance node again
+    is_loop = (rd == 0) & np.isin(ri * n + rj, ac * n + ai)
+    li, lj, lw = ri[is_loop], rj[is_loop], rw[is_loop]
+    loops = _grouped(li, met[is_loop], list(zip(lj.tolist(), lw.tolist())), n)
+    keep = ~is_loop
+    ri, rd, rj, rw = ri[keep], rd[keep], rj[keep], rw[keep]
     at = np.searchsorted(ri, np.arange(n + 1))
     results = list(zip(rd.tolist(), rj.tolist(), rw.tolist()))
     edge_rows = [tuple(results[a:b]) for a, b in zip(at[:-1].tolist(), at[1:].tolist())]
-    block_keys = [_bus_block(k) if kinds[i] != STOPPED else None for i, k in enumerate(keys)]
-    order = {b: r for r, b in enumerate(sorted({b for b in block_keys if b is not None}))}
-    block_of = np.array([-1 if b is None else order[b] for b in block_keys], dtype=np.int64)
+    # blocks in sweep order: the bus out (0), tyre tracks (1), the bus not out yet (2); most shotguns first in each
+    phase_out = ((sub < _ROLL) & (sub // 2 == 2)) | (sub == _ROLL + 1)
+    group = np.where(kind == TYRE, 1, np.where(phase_out, 0, 2))
+    block_key = np.where(kind == STOPPED, -1, group * _TOKENS * 4 + (_TOKENS * 4 - 1 - shotguns))
+    order, block_of = np.unique(block_key, return_inverse=True)
+    block_of = block_of.reshape(-1) - (order[0] == -1)  # (the stopped node: -1)
+    n_blocks = len(order) - (order[0] == -1)
     if (block_of[ac] > block_of[ai]).any():
         raise ValueError("an action leads to a later block")
     b_from, b_to = block_of[ri], block_of[rj]
     if (b_to > b_from).any():
         raise ValueError("a roll leads to a later block")
     same = b_to == b_from
-    cyclic = [False] * len(order)
+    cyclic = [False] * n_blocks
     for b in np.unique(b_from[same & (rd < 0)]).tolist():
         cyclic[b] = True  # a rescue with YIELD: a lower score in the same block
-    oi = np.array([i for i, row in options.items() for _ in row], dtype=np.int64)
-    oo = np.array([o for row in options.values() for _, o in row], dtype=np.int64)
     if (block_of[oo] >= block_of[oi]).any():
         raise ValueError("tyre tracks lead to a node not yet solved")
     # (i, j): i is computed after j at the same score: an action rolling a chance node of its own block, a roll
@@ -875,9 +1044,8 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     src = np.concatenate([ai[inside[0]], ri[inside[1]], bi[inside[2]]])
     dst = np.concatenate([ac[inside[0]], rj[inside[1]], ba[inside[2]]])
     depth = _depths(n, src, dst)
-    blocks = tuple(_layered(np.flatnonzero(block_of == b), depth) for b in range(len(order)))
-    den = [denominators.get(i, 1) for i in range(n)]
-    vals = rw / np.array(den, dtype=np.int64)[ri]
+    blocks = tuple(_layered(np.flatnonzero(block_of == b), depth) for b in range(n_blocks))
+    vals = rw / den[ri]
     max_delta, min_delta = int(rd.max(initial=0)), int(min(0, rd.min(initial=0)))
     matrices = {}
     for delta in range(min_delta, max_delta + 1):
@@ -889,19 +1057,12 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     root_is_start = root is None or (root.phase == "ready" and not (any(root.dice.hand) or any(root.dice.brains)
                                                                      or any(root.dice.shotguns)
                                                                      or any(root.dice.aside)))
-    kind = np.array(kinds, dtype=np.int8)
     can_stop = kind == DECISION
     can_stop[0] = not root_is_start
     return BusTable(
-        mode=mode, recycle=recycle, keys=tuple(keys), index=index, kind=kind,
-        shotguns=np.array([k.shotgun_count if isinstance(k, BusState) else -_bus_block(k)[1] if kinds[i] != STOPPED
-                           else 0 for i, k in enumerate(keys)]),
-        can_stop=can_stop,
-        actions=tuple(actions.get(i, ()) for i in range(n)), edges=tuple(edge_rows), loops=tuple(loops),
-        bust=tuple(bust.get(i, 0) for i in range(n)), denominator=tuple(den),
-        options=tuple(options.get(i, ()) for i in range(n)),
-        matrices=matrices,
-        bust_f=np.array([bust.get(i, 0) / d for i, d in enumerate(den)]),
-        gain_f=gain,
+        mode=mode, recycle=recycle, keys=tuple(keys), index=index, kind=kind, shotguns=shotguns, can_stop=can_stop,
+        actions=tuple(actions), edges=tuple(edge_rows), loops=tuple(loops),
+        bust=tuple(bust.tolist()), denominator=tuple(den.tolist()), options=tuple(options),
+        matrices=matrices, bust_f=bust / den, gain_f=gain,
         blocks=blocks, cyclic=tuple(cyclic), min_delta=min_delta, max_delta=max_delta, root=root,
     )
