@@ -510,7 +510,10 @@ class BusTable:
     shotguns: np.ndarray
     can_stop: np.ndarray
     actions: tuple[tuple[tuple[str, int], ...], ...]
-    edges: tuple[tuple[tuple[int, int, int], ...], ...]  # (delta, node, ways): p = ways / denominator
+    edge_ptr: np.ndarray  # the results of chance node i: edge_ptr[i] <= k < edge_ptr[i + 1], by delta then node
+    edge_delta: np.ndarray
+    edge_to: np.ndarray
+    edge_ways: np.ndarray
     loops: tuple[tuple[tuple[int, int], ...], ...]  # (node, ways)
     bust: tuple[int, ...]  # ways
     denominator: tuple[int, ...]  # per chance node: every probability of its roll is ways / denominator
@@ -532,6 +535,13 @@ class BusTable:
     @property
     def compulsory(self) -> bool:
         return not self.can_stop[self.start]
+
+    @cached_property
+    def edges(self) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+        """Per node: (delta, node, ways) of every result but the loops; p = ways / denominator."""
+        results = list(zip(self.edge_delta.tolist(), self.edge_to.tolist(), self.edge_ways.tolist()))
+        ptr = self.edge_ptr.tolist()
+        return tuple(tuple(results[a:b]) for a, b in zip(ptr[:-1], ptr[1:]))
 
     def roll_of(self, i: int) -> tuple[BusState, str]:
         """A decision state and action whose roll is chance node `i` (every such pair rolls alike)."""
@@ -1015,9 +1025,7 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     loops = _grouped(li, met[is_loop], list(zip(lj.tolist(), lw.tolist())), n)
     keep = ~is_loop
     ri, rd, rj, rw = ri[keep], rd[keep], rj[keep], rw[keep]
-    at = np.searchsorted(ri, np.arange(n + 1))
-    results = list(zip(rd.tolist(), rj.tolist(), rw.tolist()))
-    edge_rows = [tuple(results[a:b]) for a, b in zip(at[:-1].tolist(), at[1:].tolist())]
+    edge_ptr = np.searchsorted(ri, np.arange(n + 1))
     # blocks in sweep order: the bus out (0), tyre tracks (1), the bus not out yet (2); most shotguns first in each
     phase_out = ((sub < _ROLL) & (sub // 2 == 2)) | (sub == _ROLL + 1)
     group = np.where(kind == TYRE, 1, np.where(phase_out, 0, 2))
@@ -1061,7 +1069,7 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     can_stop[0] = not root_is_start
     return BusTable(
         mode=mode, recycle=recycle, keys=tuple(keys), index=index, kind=kind, shotguns=shotguns, can_stop=can_stop,
-        actions=tuple(actions), edges=tuple(edge_rows), loops=tuple(loops),
+        actions=tuple(actions), edge_ptr=edge_ptr, edge_delta=rd, edge_to=rj, edge_ways=rw, loops=tuple(loops),
         bust=tuple(bust.tolist()), denominator=tuple(den.tolist()), options=tuple(options),
         matrices=matrices, bust_f=bust / den, gain_f=gain,
         blocks=blocks, cyclic=tuple(cyclic), min_delta=min_delta, max_delta=max_delta, root=root,
