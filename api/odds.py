@@ -45,10 +45,13 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with
 # one shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 16 s of CPU and 0.9 GB),
 # with none (room 3) ~300,000 states whose exact values passed 5.7 GB. With the School Bus (phases and tokens
-# besides the dice) every Double Feature mode is answered only nearer the end (~30 s and 1.2 GB at room 1); at
-# room 2 a position's bus table is the whole turn's, 4.5 GB and minutes (bench numbers in README.md).
+# besides the dice) every Double Feature mode is answered only nearer the end. With rescues (Big Summer, the
+# sequel) YIELD makes cycles through lower scores, whose exact distribution is a linear system in rationals: room 1
+# (~10 s); at room 2 Big Summer's bus table is the whole turn's, exact values of 38,000-bit denominators in 47 s,
+# its distribution unfinished after minutes. Santa has no rescue: room 2 (one shotgun set aside, his helmet still
+# possible) takes 7-35 s of CPU and up to 2 GB; room 3 is his whole turn (6.6 million decision pairs to value).
 MAX_ROOM = {"direct-to-video-sequel": 2}
-BUS_MAX_ROOM = 1  # every Double Feature mode with the School Bus
+BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2, "direct-to-video-sequel": 1}
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in
 # the sequel more than `FAR_TARGET_ROOM` from a bust: its policy rolls on through many more (state, score) pairs,
 # each an exact fraction. From the base game's bus turn start reach:20 takes 94 s of CPU and 2.9 GB, reach:40 over
@@ -112,7 +115,7 @@ def room(position: Position) -> int:
 def max_room(position: Position) -> int | None:
     """The most `room` at which the server solves a position of this kind (None: any)."""
     if position.school_bus and not position.game_mode.plain:
-        return BUS_MAX_ROOM
+        return BUS_MAX_ROOM[position.mode]
     return MAX_ROOM.get(position.mode)
 
 

@@ -45,7 +45,8 @@ def reached(exact, i0: int, score0: int) -> tuple[Counter, int, int]:
         stack.extend(w for w in exact._deps(*v) if w not in seen)
     table = exact.table
     kinds = Counter(("decision", "chance", "tyre", "stopped")[int(table.kind[i])] for i, _ in seen)
-    edges = sum(len(table.edges[i]) + len(table.loops[i]) for i, _ in seen if table.kind[i] == 1)
+    edges = sum(int(table.edge_ptr[i + 1] - table.edge_ptr[i]) + len(table.loops[i])
+                for i, _ in seen if table.kind[i] == 1)
     return kinds, edges, max(s for _, s in seen)
 
 
@@ -55,11 +56,12 @@ def main() -> None:
     parser.add_argument("--recycle", default="before-draw")
     parser.add_argument("--position", default="{}", help="School Bus position fields as JSON (default: turn start)")
     parser.add_argument("--exact", action="store_true", help="also compute the exact values and distribution")
+    parser.add_argument("--objective", default="expected-brains", help="expected-brains, reach:K or rule:N,S")
     args = parser.parse_args()
 
     from analysis import Position
     from analysis.exact import exact_bus_turn
-    from analysis.policy import Objective, bus_solve
+    from analysis.policy import bus_solve, parse_objective
     from analysis.table import bus_table_for
 
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.position).items()}
@@ -68,9 +70,10 @@ def main() -> None:
     t = clock()
     table = bus_table_for(args.mode, args.recycle, root)
     t = step("bus table", t, f"{len(table)} nodes")
-    bus_solve(args.mode, args.recycle, Objective(), root)
+    objective = parse_objective(args.objective)
+    bus_solve(args.mode, args.recycle, objective, root)
     t = step("float solve", t)
-    exact = exact_bus_turn(args.mode, args.recycle, Objective(), root)
+    exact = exact_bus_turn(args.mode, args.recycle, objective, root)
     i, score = table.index[position.bus_state], position.score
     kinds, edges, top = reached(exact, i, score)
     t = step("pairs needed", t, f"{dict(kinds)}, {edges} chance edges, scores up to {top}")

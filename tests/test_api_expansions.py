@@ -274,6 +274,26 @@ def test_a_bus_position_too_large_to_solve_with_two_rolling_actions_has_no_bust_
     assert fields(refused) == ["shotguns"]
 
 
+def test_santa_with_the_bus_is_answered_three_shotguns_from_a_bust(client: FlaskClient) -> None:
+    """Santa has no rescue, so his bus turn has no cycle through lower scores: one shotgun set aside with his helmet
+    still possible (room 2) is answered, exact (the bus already out here: seconds); two shotguns earlier, or in a
+    mode with rescues, it is still a 422."""
+    santa = {"mode": "santa-claus-meets-the-zombies", "school_bus": True}
+    riding = {**santa, "riding": True, "bus_shotguns": 1, "footprints": ["green"], "brains": ["green", "yellow"]}
+    assert room(position_of(riding)) == 2 and too_large(position_of(riding)) is None
+    early = {**santa, "footprints": ["green"], "brains": ["green", "yellow"]}
+    assert room(position_of(early)) == 3 and fields(problem(client.post("/v1/odds", json=early), 422)) == ["shotguns"]
+    rescues = {**riding, "mode": "big-summer-action-movie"}
+    assert room(position_of(rescues)) == 1 and too_large(position_of(rescues)) is None
+    assert too_large(position_of({**rescues, "bus_shotguns": 0})) is not None
+    body = {**santa, "bus_out": True, "footprints": ["green"], "brains": ["green"], "shotguns": ["red"]}
+    answer = client.post("/v1/odds", json=body).get_json()
+    assert room(position_of(body)) == 2 and answer["decision"]["action"] == "roll"
+    distribution = answer["turn"]["score_distribution"]
+    assert sum(mpq(row["exact"]) for row in distribution) == 1
+    assert sum(row["score"] * mpq(row["exact"]) for row in distribution) == mpq(answer["decision"]["roll"]["exact"])
+
+
 def test_the_sequel_three_shotguns_from_a_bust(client: FlaskClient) -> None:
     """Room 2, the earliest position the sequel answers (one shotgun, Santa's helmet still possible; ~114,000
     states, seconds): exact, its distribution sums to 1 and averages to the value of rolling, and a physical
