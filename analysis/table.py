@@ -314,6 +314,79 @@ def _kernel(mode: Mode, state: DiceState, recycle: str) -> tuple[np.ndarray, np.
     return add, shown, gain, ways_out, ways * len(mode.dice[0].faces) ** mode.dice_per_roll, pile.bust_at(mode)
 
 
+class _Interned:
+    """Integers numbered in order of first appearance (a breadth-first search's numbering)."""
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []
+        self.count = 0
+        self.known = np.zeros(0, dtype=np.int64)  # sorted values, their numbers
+        self.known_idx = np.zeros(0, dtype=np.int64)
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        return np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int64)
+
+    def ids(self, values: np.ndarray) -> np.ndarray:
+        """The numbers of `values`; new ones are numbered in the order they first appear in `values`."""
+        uniq, first_at = np.unique(values, return_index=True)
+        at = np.minimum(np.searchsorted(self.known, uniq), max(len(self.known) - 1, 0))
+        new = self.known[at] != uniq if len(self.known) else np.ones(len(uniq), dtype=bool)
+        fresh = uniq[new][np.argsort(first_at[new], kind="stable")]
+        if len(fresh):
+            self.parts.append(fresh)
+            self.__dict__.pop("values", None)
+            sort = np.argsort(fresh)
+            at = np.searchsorted(self.known, fresh[sort])
+            self.known = np.insert(self.known, at, fresh[sort])
+            self.known_idx = np.insert(self.known_idx, at, np.arange(self.count, self.count + len(fresh))[sort])
+            self.count += len(fresh)
+        return self.known_idx[np.searchsorted(self.known, values)]
+
+
+def _spread(ptr: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``ptr[kernel[r]]:ptr[kernel[r] + 1]`` of every r, in order: (r, row) per result."""
+    length = ptr[kernel + 1] - ptr[kernel]
+    parent = np.repeat(np.arange(len(kernel)), length)
+    first = np.concatenate([[0], np.cumsum(length)])[:-1]
+    return parent, np.arange(len(parent)) - first[parent] + ptr[kernel][parent]
+
+
+class _Kernels:
+    """Rolls shared by every dice state with the same `_Codes.kernel_keys`, as flat arrays over kernels: each
+    worked out once from one such state (`make`), read by every other up to a shift of its code."""
+
+    def __init__(self, make):
+        self.make, self.ids, self.each = make, {}, []
+        self.flat: tuple[np.ndarray, ...] = ()
+        self.ptr = np.zeros(1, dtype=np.int64)
+
+    def of(self, keys: np.ndarray, states) -> np.ndarray:
+        """Kernel numbers of `keys`, making the new ones from ``states(r)``, the state of ``keys[r]``."""
+        ukeys, first = np.unique(keys, return_index=True)
+        fresh = [(k, p) for k, p in zip(ukeys.tolist(), first.tolist()) if k not in self.ids]
+        made = [self.make(states(p)) for _, p in fresh]
+        for k, _ in fresh:
+            self.ids[k] = len(self.ids)
+        if fresh:
+            columns = zip(*(rows for rows, _ in made))  # (each column's new rows)
+            self.flat = tuple(np.concatenate([old, *new]) for old, new in zip(self.flat, columns)) if self.flat \
+                else tuple(np.concatenate(new) for new in columns)
+            sizes = np.cumsum([len(rows[0]) for rows, _ in made]) + self.ptr[-1]
+            self.ptr = np.concatenate([self.ptr, sizes]).astype(np.int64)
+            self.each += [each for _, each in made]
+            self.per = tuple(np.array(c, dtype=np.int64) for c in zip(*self.each))
+            known = np.array(list(self.ids), dtype=np.int64)
+            sort = np.argsort(known)
+            self.known, self.known_ids = known[sort], np.array(list(self.ids.values()), dtype=np.int64)[sort]
+        return self.known_ids[np.searchsorted(self.known, keys)]
+
+
+def _split(kernel: tuple) -> tuple[tuple, tuple]:
+    """`_kernel`'s result as `_Kernels` keeps it: the per-result arrays, then the per-roll numbers."""
+    return kernel[:4], kernel[4:]
+
+
 _DELTAS = 64  # room for every delta a roll shows, -32..31 brains
 _CHUNK = 3_000_000  # results of rolls worked out at once (memory), at least one state's
 
@@ -327,52 +400,29 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
     delta, then target) the rolls' deltas, targets and ways, the denominator, bust and self-loop ways."""
     codes = _codes(mode)
     states = [start]
-    code_parts = [np.array([codes.code(start)], dtype=np.int64)]
-    all_codes = code_parts[0]
-    known, known_idx = all_codes.copy(), np.zeros(1, dtype=np.int64)  # sorted codes, their indices
-    kernels: dict[int, tuple] = {}
+    interned = _Interned()
+    interned.ids(np.array([codes.code(start)], dtype=np.int64))
+    kernels = _Kernels(lambda state: _split(_kernel(mode, state, recycle)))
     ptr_parts, delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts = [], [], [], [], [], [], []
     lo = 0
     while lo < len(states):
-        if len(all_codes) < len(states):
-            all_codes = np.concatenate(code_parts)
-            code_parts = [all_codes]
-        hi = min(len(states), lo + 16384)
-        chunk = all_codes[lo:hi]
-        keys = codes.kernel_keys(chunk)
-        ukeys, first_of, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        for k, p in zip(ukeys.tolist(), first_of.tolist()):
-            if k not in kernels:
-                kernels[k] = _kernel(mode, states[lo + p], recycle)
-        table = [kernels[k] for k in ukeys.tolist()]
-        length = np.array([len(k[0]) for k in table], dtype=np.int64)[inverse]
+        chunk = interned.values[lo:lo + 16384]
+        kid = kernels.of(codes.kernel_keys(chunk), states[lo:lo + len(chunk)].__getitem__)
+        length = kernels.ptr[kid + 1] - kernels.ptr[kid]
         cut = max(1, int(np.searchsorted(np.cumsum(length), _CHUNK, side="right")))
-        hi, chunk, inverse, length = lo + cut, chunk[:cut], inverse[:cut], length[:cut]
-        add, shown, gain, ways = (np.concatenate([k[i] for k in table]) for i in range(4))
-        offset = np.concatenate([[0], np.cumsum([len(k[0]) for k in table])])[:-1]
-        den = np.array([k[4] for k in table], dtype=np.int64)[inverse]
-        room = np.array([k[5] for k in table], dtype=np.int64)[inverse] - codes.shotgun_counts(chunk)
+        hi, chunk, kid = lo + cut, chunk[:cut], kid[:cut]
+        add, shown, gain, ways = kernels.flat
+        den, bust_at = (x[kid] for x in kernels.per)
+        room = bust_at - codes.shotgun_counts(chunk)
         # every result of every state, state after state, each state's in order
-        parent = np.repeat(np.arange(cut), length)
-        first = np.concatenate([[0], np.cumsum(length)])[:-1]
-        pos = np.arange(len(parent)) - first[parent] + offset[inverse][parent]
+        parent, pos = _spread(kernels.ptr, kid)
         busted = shown[pos] >= room[parent]
         bust = np.bincount(parent[busted], weights=ways[pos[busted]], minlength=cut).astype(np.int64)
         ok = ~busted
         parent, pos = parent[ok], pos[ok]
-        targets = chunk[parent] + add[pos]
-        uniq, first_at = np.unique(targets, return_index=True)
-        at = np.minimum(np.searchsorted(known, uniq), len(known) - 1)
-        new = known[at] != uniq
-        fresh = uniq[new][np.argsort(first_at[new], kind="stable")]
-        n_before = len(states)
-        states.extend(codes.states(fresh))
-        code_parts.append(fresh)
-        sort = np.argsort(fresh)
-        at = np.searchsorted(known, fresh[sort])
-        known = np.insert(known, at, fresh[sort])
-        known_idx = np.insert(known_idx, at, np.arange(n_before, n_before + len(fresh), dtype=np.int64)[sort])
-        target_idx = known_idx[np.searchsorted(known, targets)]
+        before = interned.count
+        target_idx = interned.ids(chunk[parent] + add[pos])
+        states.extend(codes.states(interned.values[before:]))
         n = len(states)
         gains = gain[pos]
         if gains.size and (gains.min() < -_DELTAS // 2 or gains.max() >= _DELTAS // 2):
@@ -396,7 +446,7 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
         loop_parts.append(loop_ways)
         lo = hi
     edge_ptr = np.concatenate([[0], np.cumsum(np.concatenate(ptr_parts))]).astype(np.int64)
-    return (states, np.concatenate(code_parts), edge_ptr, *(np.concatenate(x) for x in (
+    return (states, interned.values, edge_ptr, *(np.concatenate(x) for x in (
         delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts)))
 
 
@@ -661,74 +711,6 @@ _SUBS, _TOKENS = 16, 32
 _ROLL, _BUS, _TYRE, _STOP = 6, 8, 10, 12
 _ACTIONS = ("roll", "get-off", "board", "stay")
 _PHASES = ("ready", "riding", "out")
-
-
-class _Interned:
-    """Integers numbered in order of first appearance (a breadth-first search's numbering)."""
-
-    def __init__(self) -> None:
-        self.parts: list[np.ndarray] = []
-        self.count = 0
-        self.known = np.zeros(0, dtype=np.int64)  # sorted values, their numbers
-        self.known_idx = np.zeros(0, dtype=np.int64)
-
-    @cached_property
-    def values(self) -> np.ndarray:
-        return np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.int64)
-
-    def ids(self, values: np.ndarray) -> np.ndarray:
-        """The numbers of `values`; new ones are numbered in the order they first appear in `values`."""
-        uniq, first_at = np.unique(values, return_index=True)
-        at = np.minimum(np.searchsorted(self.known, uniq), max(len(self.known) - 1, 0))
-        new = self.known[at] != uniq if len(self.known) else np.ones(len(uniq), dtype=bool)
-        fresh = uniq[new][np.argsort(first_at[new], kind="stable")]
-        if len(fresh):
-            self.parts.append(fresh)
-            self.__dict__.pop("values", None)
-            sort = np.argsort(fresh)
-            at = np.searchsorted(self.known, fresh[sort])
-            self.known = np.insert(self.known, at, fresh[sort])
-            self.known_idx = np.insert(self.known_idx, at, np.arange(self.count, self.count + len(fresh))[sort])
-            self.count += len(fresh)
-        return self.known_idx[np.searchsorted(self.known, values)]
-
-
-def _spread(ptr: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``ptr[kernel[r]]:ptr[kernel[r] + 1]`` of every r, in order: (r, row) per result."""
-    length = ptr[kernel + 1] - ptr[kernel]
-    parent = np.repeat(np.arange(len(kernel)), length)
-    first = np.concatenate([[0], np.cumsum(length)])[:-1]
-    return parent, np.arange(len(parent)) - first[parent] + ptr[kernel][parent]
-
-
-class _Kernels:
-    """Rolls shared by every dice state with the same `_Codes.kernel_keys`, as flat arrays over kernels: each
-    worked out once from one such state (`make`), read by every other up to a shift of its code."""
-
-    def __init__(self, make):
-        self.make, self.ids, self.each = make, {}, []
-        self.flat: tuple[np.ndarray, ...] = ()
-        self.ptr = np.zeros(1, dtype=np.int64)
-
-    def of(self, keys: np.ndarray, states) -> np.ndarray:
-        """Kernel numbers of `keys`, making the new ones from ``states(r)``, the state of ``keys[r]``."""
-        ukeys, first = np.unique(keys, return_index=True)
-        fresh = [(k, p) for k, p in zip(ukeys.tolist(), first.tolist()) if k not in self.ids]
-        made = [self.make(states(p)) for _, p in fresh]
-        for k, _ in fresh:
-            self.ids[k] = len(self.ids)
-        if fresh:
-            columns = zip(*(rows for rows, _ in made))  # (each column's new rows)
-            self.flat = tuple(np.concatenate([old, *new]) for old, new in zip(self.flat, columns)) if self.flat \
-                else tuple(np.concatenate(new) for new in columns)
-            sizes = np.cumsum([len(rows[0]) for rows, _ in made]) + self.ptr[-1]
-            self.ptr = np.concatenate([self.ptr, sizes]).astype(np.int64)
-            self.each += [each for _, each in made]
-            self.per = tuple(np.array(c, dtype=np.int64) for c in zip(*self.each))
-            known = np.array(list(self.ids), dtype=np.int64)
-            sort = np.argsort(known)
-            self.known, self.known_ids = known[sort], np.array(list(self.ids.values()), dtype=np.int64)[sort]
-        return self.known_ids[np.searchsorted(self.known, keys)]
 
 
 _NONE = (np.zeros(0, dtype=np.int64),) * 3 + (lambda p, ids: None,)  # no node of a kind on this level
