@@ -617,17 +617,18 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                         if 0 <= t + d < len(stop):
                             rest += m @ level(t + d)
                     if "loops" in entry:
-                        succ, q, other = entry["loops"]
+                        looped, succ, q, other = entry["loops"]
                         c = here[other].max(axis=2)
                         stops = table.can_stop[np.minimum(succ, n - 1)] & (succ < n)
+                        r = rest[looped]
                         if rule:
                             forced = (t >= objective.target) | (table.shotguns[np.minimum(succ, n - 1)]
                                                                 >= objective.shotguns)
-                            rest = rest + (q * (stops & forced)).sum(axis=1) * s
+                            r = r + (q * (stops & forced)).sum(axis=1) * s
                             q = np.where(stops & forced, 0.0, q)
                             stops = np.zeros_like(stops)  # the rule stops only where it says so
                         c = np.where(stops, np.maximum(c, s), c)
-                        rest = close_loops(rest, q, c)
+                        rest[looped] = close_loops(r, q, c)
                     here[chance] = rest
                 decision = entry["decision"]
                 if len(decision):

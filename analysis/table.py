@@ -647,19 +647,21 @@ class BusTable:
                 chance = layer[kinds == CHANCE]
                 decision = layer[kinds == DECISION]
                 tyre = layer[kinds == TYRE]
-                entry: dict = {"chance": chance, "decision": decision, "tyre": tyre}
+                entry: dict = {"chance": chance, "decision": decision, "tyre": tyre}  # loops: (rows of chance, ...)
                 entry["mats"] = tuple((d, m[chance]) for d, m in self.matrices.items() if m[chance].nnz)
-                k = max((len(self.loops[c]) for c in chance), default=0)
-                if k:
-                    succ = np.full((len(chance), k), n)
-                    prob = np.zeros((len(chance), k))
-                    other = np.full((len(chance), k, 2), n)
-                    for r, c in enumerate(chance.tolist()):
+                looped = [r for r, c in enumerate(chance.tolist()) if self.loops[c]]  # (most have none)
+                if looped:
+                    k = max(len(self.loops[chance[r]]) for r in looped)
+                    succ = np.full((len(looped), k), n)
+                    prob = np.zeros((len(looped), k))
+                    other = np.full((len(looped), k, 2), n)
+                    for row, r in enumerate(looped):
+                        c = int(chance[r])
                         for m, (h, p) in enumerate(self.loops[c]):
-                            succ[r, m], prob[r, m] = h, p / self.denominator[c]
+                            succ[row, m], prob[row, m] = h, p / self.denominator[c]
                             rest = [a for _, a in self.actions[h] if a != c]
-                            other[r, m, :len(rest)] = rest
-                    entry["loops"] = (succ, prob, other)
+                            other[row, m, :len(rest)] = rest
+                    entry["loops"] = (np.array(looped), succ, prob, other)
                 width = max((len(self.actions[i]) for i in decision), default=0)
                 acts = np.full((len(decision), max(width, 1)), n)
                 for r, i in enumerate(decision.tolist()):
