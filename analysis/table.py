@@ -357,18 +357,17 @@ class _Kernels:
     worked out once from one such state (`make`), read by every other up to a shift of its code."""
 
     def __init__(self, make):
-        self.make, self.ids, self.each = make, {}, []
+        self.make, self.keys, self.each = make, _Interned(), []
         self.flat: tuple[np.ndarray, ...] = ()
         self.ptr = np.zeros(1, dtype=np.int64)
 
     def of(self, keys: np.ndarray, states) -> np.ndarray:
         """Kernel numbers of `keys`, making the new ones from ``states(r)``, the state of ``keys[r]``."""
-        ukeys, first = np.unique(keys, return_index=True)
-        fresh = [(k, p) for k, p in zip(ukeys.tolist(), first.tolist()) if k not in self.ids]
-        made = [self.make(states(p)) for _, p in fresh]
-        for k, _ in fresh:
-            self.ids[k] = len(self.ids)
-        if fresh:
+        before = self.keys.count
+        ids = self.keys.ids(keys)
+        if self.keys.count > before:
+            numbers, first = np.unique(ids, return_index=True)
+            made = [self.make(states(r)) for r in first[numbers >= before].tolist()]  # (in their numbers' order)
             columns = zip(*(rows for rows, _ in made))  # (each column's new rows)
             self.flat = tuple(np.concatenate([old, *new]) for old, new in zip(self.flat, columns)) if self.flat \
                 else tuple(np.concatenate(new) for new in columns)
@@ -376,10 +375,7 @@ class _Kernels:
             self.ptr = np.concatenate([self.ptr, sizes]).astype(np.int64)
             self.each += [each for _, each in made]
             self.per = tuple(np.array(c, dtype=np.int64) for c in zip(*self.each))
-            known = np.array(list(self.ids), dtype=np.int64)
-            sort = np.argsort(known)
-            self.known, self.known_ids = known[sort], np.array(list(self.ids.values()), dtype=np.int64)[sort]
-        return self.known_ids[np.searchsorted(self.known, keys)]
+        return ids
 
 
 def _split(kernel: tuple) -> tuple[tuple, tuple]:
