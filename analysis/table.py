@@ -769,12 +769,13 @@ class _BusSearch:
         group, add, counted, gain, bonus = (np.concatenate([a[i] for a, _ in parts]) for i in range(5))
         w = np.concatenate([a[5] * w for a, w in parts])
         cols = np.stack([group, add, counted, gain, bonus], axis=1)
-        _, first, inverse = np.unique(cols, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        w = np.bincount(inverse, weights=w).astype(np.int64)  # exact: below 2**53
-        order = np.argsort(first)
-        group, add, counted, gain, bonus = cols[first[order]].T
-        w = w[order]
+        order = np.lexsort(cols.T)
+        start = np.flatnonzero(np.concatenate([[True], (np.diff(cols[order], axis=0) != 0).any(axis=1)]))
+        first = np.minimum.reduceat(order, start)  # each distinct result's first row
+        w = np.add.reduceat(w[order], start)
+        keep = np.argsort(first)
+        group, add, counted, gain, bonus = cols[first[keep]].T
+        w = w[keep]
         fb, fs, effect, sides, ptr = _bus_faces()
         r, pos = _spread(ptr, group)
         rows = (fb[pos], fs[pos], effect[pos], (add + shift)[r], gain[r], (pile.shotgun_count + counted)[r],
@@ -978,12 +979,12 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
         else:
             keys.append(("stopped",))
     index = {k: i for i, k in enumerate(keys)}
-    ai, slot, name, ac = (np.concatenate(c) for c in zip(*search.acts))
-    actions = _grouped(ai, slot, list(zip([_ACTIONS[a] for a in name.tolist()], ac.tolist())), n)
+    ai, a_slot, name, ac = (np.concatenate(c) for c in zip(*search.acts))
+    actions = _grouped(ai, a_slot, list(zip([_ACTIONS[a] for a in name.tolist()], ac.tolist())), n)
     if search.opts:
-        oi, slot, which, oo = (np.concatenate(c) for c in zip(*search.opts))
+        oi, o_slot, which, oo = (np.concatenate(c) for c in zip(*search.opts))
         names = search.give_up_names()
-        options = _grouped(oi, slot, list(zip([names[w] for w in which.tolist()], oo.tolist())), n)
+        options = _grouped(oi, o_slot, list(zip([names[w] for w in which.tolist()], oo.tolist())), n)
     else:
         oi = oo = np.zeros(0, dtype=np.int64)
         options = [()] * n
@@ -994,13 +995,17 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     bust[rolled] = bust_ways
     # every result of every chance node, merged per (node, delta, target)
     ri, rd, rj, rw = (np.concatenate(c) for c in zip(*search.results))  # (each node's in its roll's order)
-    sort = np.lexsort((rj, rd, ri))
-    ri, rd, rj, rw = ri[sort], rd[sort], rj[sort], rw[sort]
-    first = np.flatnonzero(np.concatenate([[True], (np.diff(ri) != 0) | (np.diff(rd) != 0) | (np.diff(rj) != 0)]))
+    low = int(rd.min(initial=0))
+    order_key = (ri * (int(rd.max(initial=0)) - low + 1) + (rd - low)) * n + rj  # (node, delta, target)
+    sort = np.argsort(order_key, kind="stable")
+    order_key, ri, rd, rj, rw = order_key[sort], ri[sort], rd[sort], rj[sort], rw[sort]
+    first = np.flatnonzero(np.concatenate([[True], np.diff(order_key) != 0]))
     met = np.minimum.reduceat(sort, first) if len(sort) else sort  # where each merged result first appeared
     ri, rd, rj, rw = ri[first], rd[first], rj[first], np.add.reduceat(rw, first) if len(rw) else rw
     # a result is a loop when it shows no brain and is a decision that can roll the same chance node again
-    is_loop = (rd == 0) & np.isin(ri * n + rj, ac * n + ai)
+    rolls = np.full((n, 2), -1)  # per decision, the chance nodes its actions roll (at most two)
+    rolls[ai, a_slot] = ac
+    is_loop = (rd == 0) & ((rolls[rj, 0] == ri) | (rolls[rj, 1] == ri))
     li, lj, lw = ri[is_loop], rj[is_loop], rw[is_loop]
     loops = _grouped(li, met[is_loop], list(zip(lj.tolist(), lw.tolist())), n)
     keep = ~is_loop
@@ -1026,8 +1031,9 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
         raise ValueError("tyre tracks lead to a node not yet solved")
     # (i, j): i is computed after j at the same score: an action rolling a chance node of its own block, a roll
     # showing no brain within its block, and a loop's decision's other actions within the block
-    back = [(i, a) for i, h in zip(li.tolist(), lj.tolist()) for _, a in actions[h] if a != i]
-    bi, ba = np.array(back, dtype=np.int64).reshape(-1, 2).T
+    other = rolls[lj]
+    pick = (other >= 0) & (other != li[:, None])
+    bi, ba = np.broadcast_to(li[:, None], other.shape)[pick], other[pick]
     inside = block_of[ac] == block_of[ai], same & (rd == 0), block_of[ba] == block_of[bi]
     src = np.concatenate([ai[inside[0]], ri[inside[1]], bi[inside[2]]])
     dst = np.concatenate([ac[inside[0]], rj[inside[1]], ba[inside[2]]])
