@@ -291,13 +291,13 @@ def _codes(mode: Mode) -> _Codes:
     return _Codes(mode)
 
 
-def _kernel(mode: Mode, state: DiceState, recycle: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int,
-                                                                  int]:
-    """Every result of the next roll from `state`, before merging, in `roll.transitions`' order: the code
-    added to the state's, shotguns shown less the threshold's rise, brains gained, ways; the denominator,
-    and the bust threshold before the roll. Every state with the same key (`_Codes.kernel_keys`) shares them."""
+def _draws(mode: Mode, state: DiceState, need: int, recycle: str, arrays) -> tuple[DiceState, int, int, list]:
+    """The draw of `need` new dice from `state` (`roll._draw_plan`), each composition's roll as `arrays` of the
+    dice rolled (`_faces_arrays`, or `_bus_faces_arrays`): the pile (recycled if the cup ran out), the draw's
+    ways, the shift from the state's code to the pile's less its hand and effects (a result's code adds to it),
+    and (arrays, ways) per composition."""
     codes = _codes(mode)
-    pile, _, drawn, ways = _draw_plan(mode, state, mode.dice_per_roll - sum(state.hand), recycle)
+    pile, _, drawn, ways = _draw_plan(mode, state, need, recycle)
     shift = codes.code(pile) - codes.code(state) - codes.fields_code(state.hand) - codes.effects_code(pile.effects)
     if mode.plain:
         brains = doubles = ()
@@ -305,8 +305,16 @@ def _kernel(mode: Mode, state: DiceState, recycle: str) -> tuple[np.ndarray, np.
         mask = _rescuable(mode)
         brains = tuple(b if m else 0 for b, m in zip(pile.brains, mask))
         doubles = tuple(d if m else 0 for d, m in zip(pile.double_brains, mask))
-    parts = [(_faces_arrays(mode, tuple(map(_add, state.hand, take)), pile.effects, brains, doubles), w)
-             for take, w in drawn]
+    return pile, ways, shift, [(arrays(mode, tuple(map(_add, state.hand, take)), pile.effects, brains, doubles), w)
+                               for take, w in drawn]
+
+
+def _kernel(mode: Mode, state: DiceState, recycle: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int,
+                                                                  int]:
+    """Every result of the next roll from `state`, before merging, in `roll.transitions`' order: the code
+    added to the state's, shotguns shown less the threshold's rise, brains gained, ways; the denominator,
+    and the bust threshold before the roll. Every state with the same key (`_Codes.kernel_keys`) shares them."""
+    pile, ways, shift, parts = _draws(mode, state, mode.dice_per_roll - sum(state.hand), recycle, _faces_arrays)
     add = np.concatenate([a[0] for a, _ in parts]) + shift
     shown = np.concatenate([a[1] for a, _ in parts])
     gain = np.concatenate([a[2] for a, _ in parts])
@@ -754,18 +762,10 @@ class _BusSearch:
         """The bus roll (`roll._bus_roll_groups` on arrays), face by face: bus brains and shotguns, effect (1 STOP,
         2 tyre tracks), code added, brains gained, shotguns in the pile, bust threshold, brains in the pile, ways;
         results that agree on all of these merged, in the order they first appear."""
-        mode, codes = self.mode, self.codes
-        pile, _, drawn, ways = _draw_plan(mode, dice, mode.dice_per_roll - 1 - sum(dice.hand), self.recycle)
+        mode = self.mode
+        pile, ways, shift, parts = _draws(mode, dice, mode.dice_per_roll - 1 - sum(dice.hand), self.recycle,
+                                          _bus_faces_arrays)
         den = ways * len(mode.dice[0].faces) ** (mode.dice_per_roll - 1) * len(BUS.faces)
-        shift = codes.code(pile) - codes.code(dice) - codes.fields_code(dice.hand) - codes.effects_code(pile.effects)
-        if mode.plain:
-            brains = doubles = ()
-        else:
-            mask = _rescuable(mode)
-            brains = tuple(b if m else 0 for b, m in zip(pile.brains, mask))
-            doubles = tuple(d if m else 0 for d, m in zip(pile.double_brains, mask))
-        parts = [(_bus_faces_arrays(mode, tuple(map(_add, dice.hand, take)), pile.effects, brains, doubles), w)
-                 for take, w in drawn]
         group, add, counted, gain, bonus = (np.concatenate([a[i] for a, _ in parts]) for i in range(5))
         w = np.concatenate([a[5] * w for a, w in parts])
         cols = np.stack([group, add, counted, gain, bonus], axis=1)
