@@ -49,7 +49,7 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # sequel) YIELD makes cycles through lower scores, whose exact distribution is a linear system in rationals: room 1
 # (~10 s); at room 2 Big Summer's bus table is the whole turn's, exact values of 38,000-bit denominators in 47 s,
 # its distribution unfinished after minutes. Santa has no rescue: room 2 (one shotgun set aside, his helmet still
-# possible) takes 7-35 s of CPU and up to 2 GB; room 3 is his whole turn (6.6 million decision pairs to value).
+# possible) takes 6-30 s of CPU and up to 2.1 GB; room 3 is his whole turn (6.6 million decision pairs to value).
 MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2, "direct-to-video-sequel": 1}
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in

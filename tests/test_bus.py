@@ -480,7 +480,17 @@ def _bus_policy(position: Position, objective: str):
 def test_turn_score_distribution(mode, objective):
     """Whole turns with the solved policy (boarding, staying, getting off, the brain given up) on physical
     dice, against the exact value and score distribution."""
-    position = ROOTS[mode]
+    assert_turns_match(ROOTS[mode], objective)
+
+
+def test_santa_three_shotguns_from_a_bust_against_physical_dice():
+    """The earliest Santa bus position the API answers (room 2: a shotgun token taken, his helmet still possible;
+    no rescue, so no cycle): riding, with stay and get-off to choose from."""
+    assert_turns_match(bus(mode=SANTA, riding=True, bus_shotguns=1, footprints=["green"], brains=["green", "yellow"]),
+                       "expected-brains")
+
+
+def assert_turns_match(position: Position, objective: str) -> None:
     o = odds(position, objective)
     act, give_up = _bus_policy(position, objective)
     rng = random.Random(77)
