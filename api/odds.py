@@ -48,14 +48,17 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # besides the dice) every Double Feature mode is answered only nearer the end. With rescues (Big Summer, the
 # sequel) YIELD makes cycles through lower scores, whose exact distribution is a linear system in rationals: room 1
 # (~10 s); at room 2 Big Summer's bus table is the whole turn's, exact values of 38,000-bit denominators in 47 s,
-# its distribution unfinished after minutes. Santa has no rescue: room 2 (one shotgun set aside, his helmet still
-# possible) takes 6-30 s of CPU and up to 2.1 GB; room 3 is his whole turn (6.6 million decision pairs to value).
+# its distribution unfinished after minutes (the sequel's room 2: 1,043,129 nodes, 28 s for the table, 84 s for
+# the policy, 40 s for exact values, then the same). Santa has no rescue: room 2 (one shotgun set aside, his
+# helmet still possible) takes 6-30 s of CPU and up to 2.1 GB; room 3 is his whole turn (6.6 million decision
+# pairs to value).
 MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2, "direct-to-video-sequel": 1}
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in
 # the sequel more than `FAR_TARGET_ROOM` from a bust: its policy rolls on through many more (state, score) pairs,
 # each an exact fraction. From the base game's bus turn start reach:20 takes 94 s of CPU and 2.9 GB, reach:40 over
-# 7 minutes; in the sequel three shotguns from a bust (room 2), reach:20 45 s, reach:40 186 s.
+# 7 minutes; in the sequel three shotguns from a bust (room 2), reach:20 45 s, reach:40 186 s; Santa with the bus
+# three from a bust, reach:21 from a score of 1 170 s and 5.7 GB, reach:14 60 s and 2.5 GB.
 MAX_TARGET = 20
 FAR_TARGET_ROOM = {"direct-to-video-sequel": 1}
 
