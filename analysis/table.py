@@ -727,9 +727,9 @@ class _BusSearch:
 
     A node's successors (a decision's actions, a roll's results that do not bust, tyre tracks' choices) are
     numbered in the order a queue would meet them: level after level, node after node, each node's in order.
-    Every dice state's ordinary roll (`_kernel`, as `_search` reads it) and bus roll (`roll._bus_roll_groups`,
-    face by face) is worked out once per kernel key and applied to every bus status (phase, token flag,
-    shotgun tokens) at once, as `roll.bus_results` does one at a time (tests compare the two)."""
+    Every dice state's ordinary roll (`_kernel`, as `_search` reads it) and bus roll (`roll._bus_roll_groups` on
+    arrays, face by face: `_bus_kernel`) is worked out once per kernel key and applied to every bus status (phase,
+    token flag, shotgun tokens) at once, as `roll.bus_results` does one at a time (tests compare the two)."""
 
     def __init__(self, mode: Mode, recycle: str):
         self.mode, self.recycle, self.codes = mode, recycle, _codes(mode)
@@ -814,6 +814,9 @@ class _BusSearch:
         return (self.dice.ids(codes) * _SUBS + sub) * _TOKENS + shotguns
 
     def run(self, start: BusState) -> None:
+        """The search from `start`. Each kind of node on a level gives (parent, place among the parent's successors,
+        successor's key, what to keep once the successors are numbered); the successors are numbered together,
+        node after node, each node's in place order, so the numbering is a queue's."""
         code = np.array([self.codes.code(start.dice)], dtype=np.int64)
         self.nodes.ids(self.keys(code, _PHASES.index(start.phase) * 2 + start.tokens, start.shotguns))
         level = np.zeros(1, dtype=np.int64)
