@@ -51,7 +51,8 @@ few levels are held at once; what the exact values need is kept: at each level, 
 each decision are within 1e-9 of its best (`BusSolution.candidates`). With rescues and YIELD a roll
 can lead to a lower level of its own block (a cycle, not an order): those values are read from the
 previous pass, starting from the stop values (a lower bound), and passes repeat until they move by
-less than 1e-14 (value iteration; 4 or 5 passes). The induction does not cover such a block, so it
+less than 1e-14 (value iteration; 4 or 5 passes; the blocks before the first cyclic one never move, so
+later passes read them from the first, `Settled`). The induction does not cover such a block, so it
 gets ``2 |min_delta|`` levels above its bound, where the solution is checked to stop everywhere; that
 suffices: ``V(n, T) - T`` never grows with ``T`` (for any policy, the value less the score is
 ``E[gain] - P(bust) T``), and above the checked levels every roll's results at lower levels of the
@@ -569,7 +570,8 @@ def bus_block_bounds(table: BusTable) -> np.ndarray:
 
 
 def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray, back: np.ndarray,
-              tops: np.ndarray | None = None) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
+              tops: np.ndarray | None = None, settled: Settled | None = None,
+              ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, Settled | None]:
     """The backward induction over a bus table (module docstring), as a wavefront over (block, level).
 
     A roll to a lower level of its own block (``table.back_nodes``, rescues with YIELD) reads that
@@ -577,7 +579,9 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     values the pass computes there are returned for the next. Above ``tops[b]`` (block ``b``'s bound)
     every decision of block ``b`` stops and its rolls are worth less: they are not computed (a roll is
     then worth -inf to the decisions that read it). Returns, per level, the decision nodes with
-    candidates other than stop alone and their masks, the root's value per level, and `back`."""
+    candidates other than stop alone and their masks, the root's value per level, `back`, and the blocks
+    before the first cyclic one as `Settled` (no pass changes them: a pass given them reads their values there
+    instead of computing them again)."""
     n = len(table)
     blocks = len(table.blocks)
     lag = max(1, -table.min_delta)
@@ -585,12 +589,19 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     rule = objective.kind == "rule"
     targets = table.back_nodes
     after = back.copy()
+    first_cyclic = table.cyclic.index(True) if any(table.cyclic) else blocks
+    skip = settled.blocks if settled is not None else 0
+    read = settled.nodes if settled is not None else _read_later(table, first_cyclic) if first_cyclic < blocks \
+        else np.zeros(0, dtype=np.int64)
+    kept: dict[int, np.ndarray] = {}
 
     def level(t: int) -> np.ndarray:
         if t not in levels:
             v = np.full(n + 1, stop[t])
             v[n] = -np.inf  # the sentinel padding every gather
             v[targets] = back[t]
+            if settled is not None and t in settled.values:
+                v[read] = settled.values[t]
             levels[t] = v
         return levels[t]
 
@@ -600,7 +611,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     arrays = table.layer_arrays
     rolls = [np.flatnonzero((table.block_of == b) & (table.kind == CHANCE)) for b in range(blocks)]
     for key in range(top, -(blocks - 1) * lag - 1, -1):
-        for b in range(blocks):
+        for b in range(skip, blocks):
             t = key + b * lag
             if not 0 <= t <= top:
                 continue
@@ -658,9 +669,10 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
             if b == table.block_of[0]:
                 root[t] = here[0]
         for t in [t for t in levels if t > key + table.max_delta + (blocks - 1) * lag + lag]:
-            after[t] = levels.pop(t)[targets]
+            v = levels.pop(t)
+            after[t], kept[t] = v[targets], v[read]
     for t, v in levels.items():
-        after[t] = v[targets]
+        after[t], kept[t] = v[targets], v[read]
     nodes, masks = [], []
     for t in range(top + 1):
         if nodes_at[t]:
@@ -671,7 +683,52 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
         else:
             nodes.append(np.zeros(0, dtype=int))
             masks.append(np.zeros(0, dtype=np.int8))
-    return nodes, masks, root, after
+    if settled is not None:  # the settled blocks' candidates and root values, from the pass that computed them
+        nodes, masks = _merged(settled.candidates, (nodes, masks))
+        if table.block_of[0] < skip:
+            root = settled.root
+        return nodes, masks, root, after, settled
+    if first_cyclic == blocks:
+        return nodes, masks, root, after, None
+    block_of = table.block_of
+    early = [(a[block_of[a] < first_cyclic], m[block_of[a] < first_cyclic]) for a, m in zip(nodes, masks)]
+    return nodes, masks, root, after, Settled(first_cyclic, read, kept, tuple(zip(*early)), root)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The blocks before a bus table's first cyclic one, as one pass of `bus_sweep` left them: their values that
+    later blocks read (nodes ``nodes``, per level), their candidates per level, and the root's values."""
+
+    blocks: int
+    nodes: np.ndarray
+    values: dict[int, np.ndarray]
+    candidates: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+    root: np.ndarray
+
+
+def _read_later(table: BusTable, first: int) -> np.ndarray:
+    """The nodes of blocks before `first` that a node of a later block reads: its roll's results, its actions (a
+    loop's decision reads its other action), its tyre tracks' choices."""
+    later = table.block_of >= first
+    read = [m.tocoo().col[later[m.tocoo().row]] for m in table.matrices.values()]
+    for links in (table.actions, table.options):
+        read.append(np.array([j for i in np.flatnonzero(later & (table.kind != CHANCE)).tolist()
+                              for _, j in links[i]], dtype=np.int64))
+    read = np.unique(np.concatenate(read)) if read else np.zeros(0, dtype=np.int64)
+    read = read[read < len(table)]
+    return read[table.block_of[read] < first]
+
+
+def _merged(one: tuple, two: tuple) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per level, the candidate nodes (sorted) and masks of two disjoint sets of blocks together."""
+    nodes, masks = [], []
+    for a1, m1, a2, m2 in zip(*one, *two):
+        a, m = np.concatenate([a1, a2]), np.concatenate([m1, m2])
+        order = np.argsort(a)
+        nodes.append(a[order])
+        masks.append(m[order])
+    return nodes, masks
 
 
 def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
@@ -694,11 +751,11 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
         tops = np.minimum(tops, top)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
     back = np.repeat(stop[:, None], table.back_nodes.size, axis=1)
-    passes, change = 0, np.inf
+    passes, change, settled = 0, np.inf, None
     while change > PASS_TOLERANCE * max(1.0, float(np.abs(stop).max())):
         if passes == MAX_PASSES:
             raise ArithmeticError(f"no convergence in {MAX_PASSES} passes (last change {change:.3g})")
-        nodes, masks, root_values, after = bus_sweep(table, objective, top, stop, back, tops)
+        nodes, masks, root_values, after, settled = bus_sweep(table, objective, top, stop, back, tops, settled)
         change = float(np.abs(after - back).max(initial=0.0))
         back, passes = after, passes + 1
     if tops is not None and any(table.cyclic):  # the induction does not cover a cyclic block: check it

@@ -11,7 +11,7 @@ import pytest
 from analysis import MODES, BusState, Position, PositionError, next_roll, odds, parse_objective
 from analysis.dice import BUS
 from analysis.exact import exact_bus_turn, solve_exact, to_fraction
-from analysis.policy import Objective, bus_solve, close_loops
+from analysis.policy import Objective, bus_solve, bus_sweep, close_loops
 from analysis.position import min_noted
 from analysis.roll import TyreTracks, bus_results, legal_actions
 from analysis.simulate import Turn, _lose_brain, play_turn, roll_once
@@ -350,6 +350,24 @@ def test_close_loops_is_the_fixed_point():
     c[::7, 1] = -np.inf  # must roll again
     x = close_loops(r, q, c)
     assert np.allclose(x, r + (q * np.maximum(c, x[:, None])).sum(axis=1), atol=1e-12)
+
+
+def test_passes_read_the_blocks_before_the_first_cycle_from_the_first(rooted):
+    """Only blocks from the first cyclic one on move between passes: a pass that reads the others from the first
+    pass (`Settled`) gives the same values, candidates and passes as passes that sweep every block."""
+    p, table, root = rooted
+    objective = Objective()
+    whole = bus_solve(p.mode, p.recycle, objective, root)
+    stop = np.arange(whole.top + 1 + table.max_delta, dtype=float)
+    back = np.repeat(stop[:, None], table.back_nodes.size, axis=1)
+    settled = None
+    for _ in range(whole.passes):
+        full = bus_sweep(table, objective, whole.top, stop, back)
+        fast = bus_sweep(table, objective, whole.top, stop, back, None, settled)
+        assert np.array_equal(full[2], fast[2]) and np.array_equal(full[3], fast[3])
+        assert all(np.array_equal(a, b) for a, b in zip(full[0] + full[1], fast[0] + fast[1]))
+        back, settled = fast[3], fast[4]
+    assert (settled is None) == (not any(table.cyclic))
 
 
 def test_solve_exact():
