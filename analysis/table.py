@@ -40,9 +40,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache, cached_property, lru_cache
-from itertools import chain
-from math import gcd
+from functools import cache, cached_property, lru_cache, partial
+from itertools import chain, product
+from math import comb
 from operator import add as _add
 from operator import mul
 
@@ -352,38 +352,145 @@ class _Interned:
         return self.known_idx[np.searchsorted(self.known, values)]
 
 
-def _spread(ptr: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``ptr[kernel[r]]:ptr[kernel[r] + 1]`` of every r, in order: (r, row) per result."""
-    length = ptr[kernel + 1] - ptr[kernel]
-    parent = np.repeat(np.arange(len(kernel)), length)
-    first = np.concatenate([[0], np.cumsum(length)])[:-1]
-    return parent, np.arange(len(parent)) - first[parent] + ptr[kernel][parent]
+def _spread(start: np.ndarray, length: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``start[kernel[r]]`` on, ``length[kernel[r]]`` of them, of every r, in order: (r, row) per result."""
+    size = length[kernel]
+    parent = np.repeat(np.arange(len(kernel)), size)
+    first = np.concatenate([[0], np.cumsum(size)])[:-1]
+    return parent, np.arange(len(parent)) - first[parent] + start[kernel][parent]
 
 
 class _Kernels:
     """Rolls shared by every dice state with the same `_Codes.kernel_keys`, as flat arrays over kernels: each
-    worked out once from one such state (`make`), read by every other up to a shift of its code."""
+    worked out once from one such state, read by every other up to a shift of its code. Kernel ``k``'s results
+    are rows ``start[k]`` on, ``length[k]`` of them, of the arrays `flat`; `per` holds one number per kernel."""
 
-    def __init__(self, make):
-        self.make, self.keys, self.each = make, _Interned(), []
+    def __init__(self) -> None:
+        self.keys = _Interned()
         self.flat: tuple[np.ndarray, ...] = ()
-        self.ptr = np.zeros(1, dtype=np.int64)
+        self.start = self.length = np.zeros(0, dtype=np.int64)
+        self.per: tuple[np.ndarray, ...] = ()
 
-    def of(self, keys: np.ndarray, states) -> np.ndarray:
-        """Kernel numbers of `keys`, making the new ones from ``states(r)``, the state of ``keys[r]``."""
+    def of(self, keys: np.ndarray, make) -> np.ndarray:
+        """Kernel numbers of `keys`. New ones are made by ``make(rows)``, the rows of `keys` that first show them
+        (in their numbers' order): (result arrays, each kernel's first row in them, its number of rows, the
+        per-kernel numbers)."""
         before = self.keys.count
         ids = self.keys.ids(keys)
         if self.keys.count > before:
             numbers, first = np.unique(ids, return_index=True)
-            made = [self.make(states(r)) for r in first[numbers >= before].tolist()]  # (in their numbers' order)
-            columns = zip(*(rows for rows, _ in made))  # (each column's new rows)
-            self.flat = tuple(np.concatenate([old, *new]) for old, new in zip(self.flat, columns)) if self.flat \
-                else tuple(np.concatenate(new) for new in columns)
-            sizes = np.cumsum([len(rows[0]) for rows, _ in made]) + self.ptr[-1]
-            self.ptr = np.concatenate([self.ptr, sizes]).astype(np.int64)
-            self.each += [each for _, each in made]
-            self.per = tuple(np.array(c, dtype=np.int64) for c in zip(*self.each))
+            flat, start, length, per = make(first[numbers >= before])
+            offset = len(self.flat[0]) if self.flat else 0
+            self.flat = tuple(np.concatenate([old, new]) for old, new in zip(self.flat, flat)) if self.flat else flat
+            self.start = np.concatenate([self.start, start + offset])
+            self.length = np.concatenate([self.length, length])
+            self.per = tuple(np.concatenate([old, new]) for old, new in zip(self.per, per)) if self.per else per
         return ids
+
+
+def _each(make, states):
+    """A `_Kernels` maker from one that makes a kernel from one state (``(result arrays, per-kernel numbers)``),
+    ``states(r)`` the state of row r."""
+    def many(rows: np.ndarray) -> tuple:
+        made = [make(states(r)) for r in rows.tolist()]
+        length = np.array([len(arrays[0]) for arrays, _ in made], dtype=np.int64)
+        flat = tuple(np.concatenate(c) for c in zip(*(arrays for arrays, _ in made)))
+        per = tuple(np.array(c, dtype=np.int64) for c in zip(*(each for _, each in made)))
+        return flat, np.cumsum(length) - length, length, per
+    return many
+
+
+@cache
+def _compositions(k: int, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every way to draw up to `most` dice of `k` kinds, in `roll._draw_ways`' order for each number drawn
+    (lexicographic, the first kind first), and how many each draws."""
+    takes = [t for t in product(range(most + 1), repeat=k) if sum(t) <= most]
+    return np.array(takes, dtype=np.int64).reshape(-1, k), np.array([sum(t) for t in takes], dtype=np.int64)
+
+
+def _ordinary(mode: Mode, recycle: str, every: np.ndarray, states, rows: np.ndarray) -> tuple:
+    """`_kernel` of the states ``every[rows]`` at once (a `_Kernels` maker; ``states(i)`` the state of
+    ``every[i]``): where the cup holds the dice to draw, the draws of every state as arrays (prod_k C(cup_k,
+    take_k) ways, in `roll._draw_ways`' order), each draw's roll read from `_faces_arrays` (one per dice rolled,
+    effects and rescuable brains: `_Faces`); states that recycle first one by one (`_kernel`)."""
+    codes = every[rows]
+    c, k = _codes(mode), len(mode.counts)
+    digits = (codes[:, None] // c.weights[None, :]) % c.radix[None, :]
+    hand, brains, shotguns = digits[:, :k], digits[:, k:2 * k], digits[:, 2 * k:3 * k]
+    plain = mode.plain
+    doubles = np.zeros_like(hand) if plain else digits[:, 3 * k:4 * k]
+    aside = np.zeros_like(hand) if plain else digits[:, 5 * k:]
+    effects = np.zeros(len(codes), dtype=np.int64) if plain else codes // c.effect_weight
+    cup = np.array(mode.counts)[None, :] - hand - brains - shotguns - aside
+    need = mode.dice_per_roll - hand.sum(axis=1)
+    drawn = np.flatnonzero(cup.sum(axis=1) >= need)
+    takes, size = _compositions(k, mode.dice_per_roll)
+    cup_d, need_d = cup[drawn], need[drawn]
+    fits = (size[None, :] == need_d[:, None]) & (takes[None, :, :] <= cup_d[:, None, :]).all(axis=2)
+    row, take = np.nonzero(fits)  # each state's draws in order
+    ways = _BINOMIAL[cup_d[row], takes[take]].prod(axis=1)
+    mask = np.array(_rescuable(mode) if not plain else (False,) * k)
+    rolled = hand[drawn][row] + takes[take]
+    faces = _faces_of_mode(mode)
+    fid = faces.of(rolled, brains[drawn][row] * mask, doubles[drawn][row] * mask, effects[drawn][row])
+    r, pos = _spread(faces.kernels.start, faces.kernels.length, fid)
+    add, shown, gain, w = faces.kernels.flat
+    shift = -(hand[drawn] @ c.weights[:k]) - effects[drawn] * c.effect_weight
+    rows_of = row[r]
+    flat = (add[pos] + shift[rows_of], shown[pos], gain[pos], w[pos] * ways[r])
+    length = np.bincount(rows_of, minlength=len(drawn)).astype(np.int64)
+    den = _BINOMIAL[cup_d.sum(axis=1), need_d] * len(mode.dice[0].faces) ** mode.dice_per_roll
+    bust_at = mode.bust_at + _bonus(mode)[effects[drawn]]
+    out = {"flat": [flat], "start": [np.cumsum(length) - length], "length": [length], "per": [(den, bust_at)]}
+    recycles = np.setdiff1d(np.arange(len(codes)), drawn)
+    order = np.concatenate([drawn, recycles])
+    if len(recycles):
+        more = _each(lambda state: _split(_kernel(mode, state, recycle)),
+                     lambda j: states(int(rows[recycles[j]])))(np.arange(len(recycles)))
+        out["flat"].append(more[0])
+        out["start"].append(more[1] + len(flat[0]))
+        out["length"].append(more[2])
+        out["per"].append(more[3])
+    back = np.argsort(order)  # (rows back in the order asked)
+    return (tuple(np.concatenate(col) for col in zip(*out["flat"])),
+            np.concatenate(out["start"])[back], np.concatenate(out["length"])[back],
+            tuple(np.concatenate(col)[back] for col in zip(*out["per"])))
+
+
+_BINOMIAL = np.array([[comb(n, r) for r in range(16)] for n in range(16)], dtype=np.int64)
+
+
+@cache
+def _bonus(mode: Mode) -> np.ndarray:
+    """The rise of the bust threshold per bitmask of effects (`_Codes.effect_names`)."""
+    names = _codes(mode).effect_names
+    return np.array([sum(EFFECTS[e].bust_bonus for b, e in enumerate(names) if m >> b & 1)
+                     for m in range(1 << len(names))], dtype=np.int64)
+
+
+class _Faces:
+    """`_faces_arrays` as `_Kernels`, keyed by the dice rolled, the rescuable brains and doubles, and the effects."""
+
+    def __init__(self, mode: Mode):
+        self.mode, self.kernels = mode, _Kernels()
+        self.radix = np.array([n + 1 for n in mode.counts], dtype=np.int64)
+        self.weights = np.cumprod(np.concatenate([[1], np.tile(self.radix, 3)]))[:-1].reshape(3, -1)
+        self.top = int(np.prod(self.radix) ** 3)
+        self.names = _codes(mode).effect_names
+
+    def of(self, rolled: np.ndarray, brains: np.ndarray, doubles: np.ndarray, effects: np.ndarray) -> np.ndarray:
+        keys = rolled @ self.weights[0] + brains @ self.weights[1] + doubles @ self.weights[2] + effects * self.top
+
+        def make(rows: np.ndarray) -> tuple:
+            return _each(lambda args: (_faces_arrays(self.mode, *args), ()), lambda j: (
+                tuple(rolled[j].tolist()), tuple(e for b, e in enumerate(self.names) if effects[j] >> b & 1),
+                *((tuple(brains[j].tolist()), tuple(doubles[j].tolist())) if not self.mode.plain else ((), ()))))(rows)
+        return self.kernels.of(keys, make)
+
+
+@cache
+def _faces_of_mode(mode: Mode) -> _Faces:
+    return _Faces(mode)
 
 
 def _split(kernel: tuple) -> tuple[tuple, tuple]:
@@ -406,20 +513,21 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
     states = [start]
     interned = _Interned()
     interned.ids(np.array([codes.code(start)], dtype=np.int64))
-    kernels = _Kernels(lambda state: _split(_kernel(mode, state, recycle)))
+    kernels = _Kernels()
     ptr_parts, delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts = [], [], [], [], [], [], []
     lo = 0
     while lo < len(states):
         chunk = interned.values[lo:lo + 16384]
-        kid = kernels.of(codes.kernel_keys(chunk), states[lo:lo + len(chunk)].__getitem__)
-        length = kernels.ptr[kid + 1] - kernels.ptr[kid]
+        queue = states[lo:lo + len(chunk)]
+        kid = kernels.of(codes.kernel_keys(chunk), partial(_ordinary, mode, recycle, chunk, queue.__getitem__))
+        length = kernels.length[kid]
         cut = max(1, int(np.searchsorted(np.cumsum(length), _CHUNK, side="right")))
         hi, chunk, kid = lo + cut, chunk[:cut], kid[:cut]
         add, shown, gain, ways = kernels.flat
         den, bust_at = (x[kid] for x in kernels.per)
         room = bust_at - codes.shotgun_counts(chunk)
         # every result of every state, state after state, each state's in order
-        parent, pos = _spread(kernels.ptr, kid)
+        parent, pos = _spread(kernels.start, kernels.length, kid)
         busted = shown[pos] >= room[parent]
         bust = np.bincount(parent[busted], weights=ways[pos[busted]], minlength=cut).astype(np.int64)
         ok = ~busted
@@ -738,8 +846,7 @@ class _BusSearch:
         w = self.codes.weights
         self.w_hand, self.w_brain = w[:k], w[k:2 * k]
         self.w_double = w[3 * k:4 * k] if not mode.plain else np.zeros(k, dtype=np.int64)
-        self.ordinary = _Kernels(self._ordinary_kernel)
-        self.bus = _Kernels(self._bus_kernel)
+        self.ordinary, self.bus = _Kernels(), _Kernels()
         # what the search keeps: (parent, slot, name, child) of actions and options; rolls' results
         self.acts: list[tuple[np.ndarray, ...]] = []
         self.opts: list[tuple[np.ndarray, ...]] = []
@@ -753,10 +860,18 @@ class _BusSearch:
     def state(self, code: int) -> DiceState:
         return self.codes.state(code)
 
-    def _ordinary_kernel(self, dice: DiceState) -> tuple[tuple, tuple]:
-        add, shown, gain, ways, den, bust_at = _kernel(self.mode, dice, self.recycle)
-        common = gcd(den, *ways.tolist())
-        return (add, shown, gain, ways // common), (den // common, bust_at)
+    def _ordinary_kernels(self, code: np.ndarray):
+        """A `_Kernels` maker of ordinary rolls (`_ordinary`), each kernel's ways and denominator divided by their
+        greatest common divisor."""
+        def make(rows: np.ndarray) -> tuple:
+            (add, shown, gain, ways), start, length, (den, bust_at) = _ordinary(
+                self.mode, self.recycle, code, lambda i: self.state(int(code[i])), rows)
+            order = np.argsort(start)  # the kernels as their rows lie, one after another
+            common = np.empty_like(den)
+            common[order] = np.gcd(np.gcd.reduceat(ways, start[order]), den[order])
+            ways = ways // np.repeat(common[order], length[order])
+            return (add, shown, gain, ways), start, length, (den // common, bust_at)
+        return make
 
     def _bus_kernel(self, dice: DiceState) -> tuple[tuple, tuple]:
         """The bus roll (`roll._bus_roll_groups` on arrays), face by face: bus brains and shotguns, effect (1 STOP,
@@ -777,7 +892,7 @@ class _BusSearch:
         group, add, counted, gain, bonus = cols[first[keep]].T
         w = w[keep]
         fb, fs, effect, sides, ptr = _bus_faces()
-        r, pos = _spread(ptr, group)
+        r, pos = _spread(ptr[:-1], np.diff(ptr), group)
         rows = (fb[pos], fs[pos], effect[pos], (add + shift)[r], gain[r], (pile.shotgun_count + counted)[r],
                 (pile.bust_at(mode) + bonus)[r], (pile.pile_brains + gain)[r], w[r] * sides[pos])
         return rows, (den, dice.shotgun_count, dice.pile_brains)
@@ -880,11 +995,11 @@ class _BusSearch:
         node, out, s, code = level[pick], sub[pick] - _ROLL, s[pick], code[pick]
         if not len(node):
             return _NONE
-        kid = self.ordinary.of(self.codes.kernel_keys(code), lambda p: self.state(int(code[p])))
+        kid = self.ordinary.of(self.codes.kernel_keys(code), self._ordinary_kernels(code))
         add, shown, gain, ways = self.ordinary.flat
         den, bust_at = self.ordinary.per
         room = bust_at[kid] - self.codes.shotgun_counts(code) - s
-        r, pos = _spread(self.ordinary.ptr, kid)
+        r, pos = _spread(self.ordinary.start, self.ordinary.length, kid)
         busted = shown[pos] >= room[r]
         bust = np.bincount(r[busted], weights=ways[pos[busted]], minlength=len(node)).astype(np.int64)
         self.rolled.append((node, bust, den[kid]))
@@ -902,10 +1017,10 @@ class _BusSearch:
         node, tokens, s, code = level[pick], sub[pick] - _BUS, s[pick], code[pick]
         if not len(node):
             return _NONE
-        kid = self.bus.of(self.codes.kernel_keys(code), lambda p: self.state(int(code[p])))
+        kid = self.bus.of(self.codes.kernel_keys(code), _each(self._bus_kernel, lambda r: self.state(int(code[r]))))
         fb, fs, effect, add, gain, count, top, left, ways = self.bus.flat
         den, shotguns, brains = self.bus.per
-        r, pos = _spread(self.bus.ptr, kid)
+        r, pos = _spread(self.bus.start, self.bus.length, kid)
         more = (self.codes.shotgun_counts(code) - shotguns[kid])[r]
         tokens_after = s[r] + fs[pos]
         busted = count[pos] + more + tokens_after >= top[pos]
