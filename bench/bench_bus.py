@@ -5,6 +5,8 @@ action values and score distribution themselves.
     PYTHONPATH=. .venv/bin/python bench/bench_bus.py                       # the base game's turn start
     PYTHONPATH=. .venv/bin/python bench/bench_bus.py --exact --position '{"footprints": ["green"],
         "brains": ["green", "green", "green", "green", "yellow", "yellow"]}'
+    PYTHONPATH=. .venv/bin/python bench/bench_bus.py --mode santa-claus-meets-the-zombies --exact \
+        --objective reach:14 --position '{"footprints": ["green"], "brains": ["green"], "shotguns": ["red"]}'
 
 CPU seconds (time.process_time) are printed beside wall seconds: on a shared machine the wall time measures
 the neighbours too. Peak memory is the process's maximum resident set.
