@@ -408,11 +408,12 @@ def _compositions(k: int, most: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(takes, dtype=np.int64).reshape(-1, k), np.array([sum(t) for t in takes], dtype=np.int64)
 
 
-def _ordinary(mode: Mode, recycle: str, every: np.ndarray, states, rows: np.ndarray) -> tuple:
+def _ordinary(faces: _Faces, recycle: str, every: np.ndarray, states, rows: np.ndarray) -> tuple:
     """`_kernel` of the states ``every[rows]`` at once (a `_Kernels` maker; ``states(i)`` the state of
     ``every[i]``): where the cup holds the dice to draw, the draws of every state as arrays (prod_k C(cup_k,
     take_k) ways, in `roll._draw_ways`' order), each draw's roll read from `_faces_arrays` (one per dice rolled,
-    effects and rescuable brains: `_Faces`); states that recycle first one by one (`_kernel`)."""
+    effects and rescuable brains: `faces`, the search's own); states that recycle first one by one (`_kernel`)."""
+    mode = faces.mode
     codes = every[rows]
     c, k = _codes(mode), len(mode.counts)
     digits = (codes[:, None] // c.weights[None, :]) % c.radix[None, :]
@@ -431,7 +432,6 @@ def _ordinary(mode: Mode, recycle: str, every: np.ndarray, states, rows: np.ndar
     ways = _BINOMIAL[cup_d[row], takes[take]].prod(axis=1)
     mask = np.array(_rescuable(mode) if not plain else (False,) * k)
     rolled = hand[drawn][row] + takes[take]
-    faces = _faces_of_mode(mode)
     fid = faces.of(rolled, brains[drawn][row] * mask, doubles[drawn][row] * mask, effects[drawn][row])
     r, pos = _spread(faces.kernels.start, faces.kernels.length, fid)
     add, shown, gain, w = faces.kernels.flat
@@ -469,7 +469,8 @@ def _bonus(mode: Mode) -> np.ndarray:
 
 
 class _Faces:
-    """`_faces_arrays` as `_Kernels`, keyed by the dice rolled, the rescuable brains and doubles, and the effects."""
+    """`_faces_arrays` as `_Kernels`, keyed by the dice rolled, the rescuable brains and doubles, and the effects.
+    Each search has its own (a server's threads may search at once; `_faces_arrays` keeps the arrays)."""
 
     def __init__(self, mode: Mode):
         self.mode, self.kernels = mode, _Kernels()
@@ -486,11 +487,6 @@ class _Faces:
                 tuple(rolled[j].tolist()), tuple(e for b, e in enumerate(self.names) if effects[j] >> b & 1),
                 *((tuple(brains[j].tolist()), tuple(doubles[j].tolist())) if not self.mode.plain else ((), ()))))(rows)
         return self.kernels.of(keys, make)
-
-
-@cache
-def _faces_of_mode(mode: Mode) -> _Faces:
-    return _Faces(mode)
 
 
 def _split(kernel: tuple) -> tuple[tuple, tuple]:
@@ -513,13 +509,13 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
     states = [start]
     interned = _Interned()
     interned.ids(np.array([codes.code(start)], dtype=np.int64))
-    kernels = _Kernels()
+    kernels, faces = _Kernels(), _Faces(mode)
     ptr_parts, delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts = [], [], [], [], [], [], []
     lo = 0
     while lo < len(states):
         chunk = interned.values[lo:lo + 16384]
         queue = states[lo:lo + len(chunk)]
-        kid = kernels.of(codes.kernel_keys(chunk), partial(_ordinary, mode, recycle, chunk, queue.__getitem__))
+        kid = kernels.of(codes.kernel_keys(chunk), partial(_ordinary, faces, recycle, chunk, queue.__getitem__))
         length = kernels.length[kid]
         cut = max(1, int(np.searchsorted(np.cumsum(length), _CHUNK, side="right")))
         hi, chunk, kid = lo + cut, chunk[:cut], kid[:cut]
@@ -846,7 +842,7 @@ class _BusSearch:
         w = self.codes.weights
         self.w_hand, self.w_brain = w[:k], w[k:2 * k]
         self.w_double = w[3 * k:4 * k] if not mode.plain else np.zeros(k, dtype=np.int64)
-        self.ordinary, self.bus = _Kernels(), _Kernels()
+        self.ordinary, self.bus, self.faces = _Kernels(), _Kernels(), _Faces(mode)
         # what the search keeps: (parent, slot, name, child) of actions and options; rolls' results
         self.acts: list[tuple[np.ndarray, ...]] = []
         self.opts: list[tuple[np.ndarray, ...]] = []
@@ -865,7 +861,7 @@ class _BusSearch:
         greatest common divisor."""
         def make(rows: np.ndarray) -> tuple:
             (add, shown, gain, ways), start, length, (den, bust_at) = _ordinary(
-                self.mode, self.recycle, code, lambda i: self.state(int(code[i])), rows)
+                self.faces, self.recycle, code, lambda i: self.state(int(code[i])), rows)
             order = np.argsort(start)  # the kernels as their rows lie, one after another
             common = np.empty_like(den)
             common[order] = np.gcd(np.gcd.reduceat(ways, start[order]), den[order])
