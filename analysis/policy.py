@@ -627,8 +627,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                     for d, m in entry["mats"]:
                         if 0 <= t + d < len(stop):
                             rest += m @ level(t + d)
-                    if "loops" in entry:
-                        looped, succ, q, other = entry["loops"]
+                    for looped, succ, q, other in entry["loops"]:  # (grouped by how many loops)
                         c = here[other].max(axis=2)
                         stops = table.can_stop[np.minimum(succ, n - 1)] & (succ < n)
                         r = rest[looped]

@@ -755,11 +755,14 @@ class BusTable:
                 chance = layer[kinds == CHANCE]
                 decision = layer[kinds == DECISION]
                 tyre = layer[kinds == TYRE]
-                entry: dict = {"chance": chance, "decision": decision, "tyre": tyre}  # loops: (rows of chance, ...)
+                entry: dict = {"chance": chance, "decision": decision, "tyre": tyre}  # loops: [(rows of chance, ...)]
                 entry["mats"] = tuple((d, m[chance]) for d, m in self.matrices.items() if m[chance].nnz)
-                looped = [r for r, c in enumerate(chance.tolist()) if self.loops[c]]  # (most have none)
-                if looped:
-                    k = max(len(self.loops[chance[r]]) for r in looped)
+                by_count: dict[int, list[int]] = {}  # the chance nodes with loops (most have none), by how many
+                for r, c in enumerate(chance.tolist()):
+                    if self.loops[c]:
+                        by_count.setdefault(len(self.loops[c]), []).append(r)
+                entry["loops"] = []
+                for k, looped in sorted(by_count.items()):
                     succ = np.full((len(looped), k), n)
                     prob = np.zeros((len(looped), k))
                     other = np.full((len(looped), k, 2), n)
@@ -769,7 +772,7 @@ class BusTable:
                             succ[row, m], prob[row, m] = h, p / self.denominator[c]
                             rest = [a for _, a in self.actions[h] if a != c]
                             other[row, m, :len(rest)] = rest
-                    entry["loops"] = (np.array(looped), succ, prob, other)
+                    entry["loops"].append((np.array(looped), succ, prob, other))
                 width = max((len(self.actions[i]) for i in decision), default=0)
                 acts = np.full((len(decision), max(width, 1)), n)
                 for r, i in enumerate(decision.tolist()):
