@@ -593,7 +593,12 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     skip = settled.blocks if settled is not None else 0
     read = settled.nodes if settled is not None else _read_later(table, first_cyclic) if first_cyclic < blocks \
         else np.zeros(0, dtype=np.int64)
-    kept: dict[int, np.ndarray] = {}
+    kept: dict[int, np.ndarray] = {}  # (the first pass: what `Settled` keeps)
+
+    def done(t: int, v: np.ndarray) -> None:
+        after[t] = v[targets]
+        if settled is None:
+            kept[t] = v[read]
 
     def level(t: int) -> np.ndarray:
         if t not in levels:
@@ -668,10 +673,9 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
             if b == table.block_of[0]:
                 root[t] = here[0]
         for t in [t for t in levels if t > key + table.max_delta + (blocks - 1) * lag + lag]:
-            v = levels.pop(t)
-            after[t], kept[t] = v[targets], v[read]
+            done(t, levels.pop(t))
     for t, v in levels.items():
-        after[t], kept[t] = v[targets], v[read]
+        done(t, v)
     nodes, masks = [], []
     for t in range(top + 1):
         if nodes_at[t]:
@@ -710,7 +714,7 @@ def _read_later(table: BusTable, first: int) -> np.ndarray:
     """The nodes of blocks before `first` that a node of a later block reads: its roll's results, its actions (a
     loop's decision reads its other action), its tyre tracks' choices."""
     later = table.block_of >= first
-    read = [m.tocoo().col[later[m.tocoo().row]] for m in table.matrices.values()]
+    read = [coo.col[later[coo.row]] for coo in (m.tocoo() for m in table.matrices.values())]
     for links in (table.actions, table.options):
         read.append(np.array([j for i in np.flatnonzero(later & (table.kind != CHANCE)).tolist()
                               for _, j in links[i]], dtype=np.int64))

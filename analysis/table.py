@@ -205,8 +205,12 @@ class _Codes:
             return DiceState(*fields)
         return DiceState(*fields, tuple(e for b, e in enumerate(self.effect_names) if rest >> b & 1))
 
+    def digits(self, codes: np.ndarray) -> np.ndarray:
+        """Per code, its per-kind counts field after field (the effects left out)."""
+        return (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+
     def states(self, codes: np.ndarray) -> list[DiceState]:
-        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        digits = self.digits(codes)
         k = len(self.mode.counts)
         out = []
         if self.mode.plain:
@@ -227,7 +231,7 @@ class _Codes:
         runs out, the whole brain pile and the dice set aside instead (the recycling), and a flag. States
         with the same key roll alike: their results differ by their codes only (`_kernel`)."""
         mode, k = self.mode, len(self.mode.counts)
-        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        digits = self.digits(codes)
         hand, brains, shotguns = digits[:, :k], digits[:, k:2 * k], digits[:, 2 * k:3 * k]
         if mode.plain:
             doubles = aside = np.zeros_like(hand)
@@ -250,12 +254,12 @@ class _Codes:
     def pile_brains(self, codes: np.ndarray) -> np.ndarray:
         """Brains in the brain pile of each state (a double brain counts 2: `DiceState.pile_brains`)."""
         k = len(self.mode.counts)
-        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        digits = self.digits(codes)
         return digits[:, k:2 * k].sum(axis=1) + (0 if self.mode.plain else digits[:, 3 * k:4 * k].sum(axis=1))
 
     def shotgun_counts(self, codes: np.ndarray) -> np.ndarray:
         k = len(self.mode.counts)
-        digits = (codes[:, None] // self.weights[None, :]) % self.radix[None, :]
+        digits = self.digits(codes)
         return digits[:, 2 * k:3 * k].sum(axis=1) + (0 if self.mode.plain else digits[:, 4 * k:5 * k].sum(axis=1))
 
 
@@ -416,7 +420,7 @@ def _ordinary(faces: _Faces, recycle: str, every: np.ndarray, states, rows: np.n
     mode = faces.mode
     codes = every[rows]
     c, k = _codes(mode), len(mode.counts)
-    digits = (codes[:, None] // c.weights[None, :]) % c.radix[None, :]
+    digits = c.digits(codes)
     hand, brains, shotguns = digits[:, :k], digits[:, k:2 * k], digits[:, 2 * k:3 * k]
     plain = mode.plain
     doubles = np.zeros_like(hand) if plain else digits[:, 3 * k:4 * k]
@@ -791,11 +795,11 @@ class BusTable:
 @cache
 def _bus_faces() -> tuple[np.ndarray, ...]:
     """The bus die's faces by group (`roll._bus_groups`): brains, shotguns, effect (1 STOP, 2 tyre tracks, else
-    0), sides, and the groups' offsets."""
+    0), sides, and each group's first face and number of faces (as `_spread` reads them)."""
     faces = [(f.brains, f.shotguns, {"stop": 1, "tyre-tracks": 2}.get(f.effect, 0), sides)
              for _, group in _bus_groups() for f, sides in group]
-    ptr = np.cumsum([0] + [len(group) for _, group in _bus_groups()])
-    return (*(np.array(c, dtype=np.int64) for c in zip(*faces)), ptr.astype(np.int64))
+    length = np.array([len(group) for _, group in _bus_groups()], dtype=np.int64)
+    return (*(np.array(c, dtype=np.int64) for c in zip(*faces)), np.cumsum(length) - length, length)
 
 
 @cache
@@ -834,7 +838,7 @@ class _BusSearch:
 
     A node's successors (a decision's actions, a roll's results that do not bust, tyre tracks' choices) are
     numbered in the order a queue would meet them: level after level, node after node, each node's in order.
-    Every dice state's ordinary roll (`_kernel`, as `_search` reads it) and bus roll (`roll._bus_roll_groups` on
+    Every dice state's ordinary roll (`_ordinary`, as `_search` reads it) and bus roll (`roll._bus_roll_groups` on
     arrays, face by face: `_bus_kernel`) is worked out once per kernel key and applied to every bus status (phase,
     token flag, shotgun tokens) at once, as `roll.bus_results` does one at a time (tests compare the two)."""
 
@@ -853,18 +857,12 @@ class _BusSearch:
         self.rolled: list[tuple[np.ndarray, ...]] = []  # (chance node, bust ways, denominator)
 
     # -- dice ----------------------------------------------------------------------------------------------
-    def digits(self, codes: np.ndarray) -> np.ndarray:
-        return (codes[:, None] // self.codes.weights[None, :]) % self.codes.radix[None, :]
-
-    def state(self, code: int) -> DiceState:
-        return self.codes.state(code)
-
     def _ordinary_kernels(self, code: np.ndarray):
         """A `_Kernels` maker of ordinary rolls (`_ordinary`), each kernel's ways and denominator divided by their
         greatest common divisor."""
         def make(rows: np.ndarray) -> tuple:
             (add, shown, gain, ways), start, length, (den, bust_at) = _ordinary(
-                self.faces, self.recycle, code, lambda i: self.state(int(code[i])), rows)
+                self.faces, self.recycle, code, lambda i: self.codes.state(int(code[i])), rows)
             order = np.argsort(start)  # the kernels as their rows lie, one after another
             common = np.empty_like(den)
             common[order] = np.gcd(np.gcd.reduceat(ways, start[order]), den[order])
@@ -890,8 +888,8 @@ class _BusSearch:
         keep = np.argsort(first)
         group, add, counted, gain, bonus = cols[first[keep]].T
         w = w[keep]
-        fb, fs, effect, sides, ptr = _bus_faces()
-        r, pos = _spread(ptr[:-1], np.diff(ptr), group)
+        fb, fs, effect, sides, start, length = _bus_faces()
+        r, pos = _spread(start, length, group)
         rows = (fb[pos], fs[pos], effect[pos], (add + shift)[r], gain[r], (pile.shotgun_count + counted)[r],
                 (pile.bust_at(mode) + bonus)[r], (pile.pile_brains + gain)[r], w[r] * sides[pos])
         return rows, (den, dice.shotgun_count, dice.pile_brains)
@@ -899,7 +897,7 @@ class _BusSearch:
     def give_up(self, codes: np.ndarray, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Tyre tracks' choices (`roll.give_up`) of many dice at once: per choice, whose (row of `codes`),
         which (0 token, 1 + 2k a die of kind k, 2 + 2k its double, -1 nothing) and the dice code after."""
-        d = self.digits(codes)
+        d = self.codes.digits(codes)
         brains = d[:, self.k:2 * self.k]
         doubles = d[:, 3 * self.k:4 * self.k] if not self.mode.plain else np.zeros_like(brains)
         cols = [tokens > 0]
@@ -954,7 +952,7 @@ class _BusSearch:
         """Decisions' actions (`roll.legal_actions` but stop): slot, action name, the roll's key."""
         pick = sub < _ROLL
         node, phase, tokens, s, code = level[pick], sub[pick] // 2, sub[pick] % 2, s[pick], code[pick]
-        d = self.digits(code)
+        d = self.codes.digits(code)
         k = self.k
         hand = d[:, :k]
         turn_start = ~(d[:, :3 * k].any(axis=1) | (d[:, 5 * k:].any(axis=1) if not self.mode.plain else False))
@@ -1016,7 +1014,8 @@ class _BusSearch:
         node, tokens, s, code = level[pick], sub[pick] - _BUS, s[pick], code[pick]
         if not len(node):
             return _NONE
-        kid = self.bus.of(self.codes.kernel_keys(code), _each(self._bus_kernel, lambda r: self.state(int(code[r]))))
+        make = _each(self._bus_kernel, lambda r: self.codes.state(int(code[r])))
+        kid = self.bus.of(self.codes.kernel_keys(code), make)
         fb, fs, effect, add, gain, count, top, left, ways = self.bus.flat
         den, shotguns, brains = self.bus.per
         r, pos = _spread(self.bus.start, self.bus.length, kid)
