@@ -13,8 +13,8 @@ its actions), the loops of a chance node closed exactly (policy.py's formula, in
 brain given up on tyre tracks chosen exactly. Where rescues with YIELD make a block cyclic, the values
 of a strongly connected set of (node, score) pairs are solved together (policy iteration over exact
 linear systems), and so is the flow of probability through it. Loops make a bus turn's fractions large
-(4,384 digits from the base game's turn start), so elsewhere its score distribution flows as residues
-modulo many primes and is recovered exactly (`residues.py`).
+(4,384 digits from the base game's turn start), so its score distribution flows as residues modulo many
+primes (a cyclic set's system solved modulo each) and is recovered exactly (`residues.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 from gmpy2 import mpq, mpz
+from scipy.sparse.csgraph import connected_components
 
 from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
 from .position import BusState, DiceState
@@ -661,9 +662,9 @@ class ExactBusTurn:
         (`_flow_residues`) modulo as many primes as twice the bits of the value's larger part (the
         distribution's fractions are about as large as the value they average), and twice that again until
         every fraction is recovered, checked, and the probabilities sum to 1. A cyclic block (rescues with
-        YIELD) is solved as a linear system, in exact rationals (`_flow_rationals`)."""
-        if any(self.table.cyclic):
-            return self._flow_rationals(c0, score0)
+        YIELD) is flowed through its strongly connected components, each a small linear system solved in the
+        same residues (`_block_residues`). `_flow_rationals` is the same flow in exact rationals (the
+        reference the tests hold this one to)."""
         return recovered(lambda field: self._flow_residues(c0, score0, field), self.value(c0, score0))
 
     def _flow_rationals(self, c0: int, score0: int) -> dict[int, Fraction]:
@@ -719,8 +720,8 @@ class ExactBusTurn:
         return {k: to_fraction(v) for k, v in sorted(final.items())}
 
     def _flow_residues(self, c0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
-        """`_flow_rationals` on an acyclic table in residues (None if `field`'s primes were too few), a layer
-        at a time: the chance nodes of a layer roll together, as one sparse product of their ways
+        """`_flow_rationals` in residues (None if `field`'s primes were too few), a layer at a time (a cyclic
+        block: `_block_residues`): the chance nodes of a layer roll together, as one sparse product of their ways
         (`BusTable.ways`) and their masses, each over ``den - back`` (its roll's denominator less the ways of
         the loops that roll it again, so the loops are closed at once: ``mass / (1 - back / den) * ways /
         den``)."""
@@ -763,6 +764,9 @@ class ExactBusTurn:
         add(c0, score0, field.one())
         while pending:
             key = max(pending, key=lambda bs: (bs[0], -bs[1]))
+            if t.cyclic[key[0]]:
+                self._block_residues(key[0], pending, field, add)
+                continue
             layers = pending[key]
             while layers:
                 chance, masses = [], []
@@ -777,15 +781,101 @@ class ExactBusTurn:
             del pending[key]
         return field.fractions(dict(sorted(final.items())))
 
+    def _block_residues(self, b: int, pending: dict, field: Residues, add) -> None:
+        """The mass entering cyclic block `b` (at every score), through it in residues.
+
+        The (node, score) pairs it reaches inside the block under the policy are numbered, and their moves
+        (results, loops that roll another option, the policy's choices) are counted in ways over each pair's
+        divisor (a chance node's denominator less its loops that roll it again, closed at once as in
+        `_flow_residues`; 1 for a decision). Cycles (a rescue with YIELD, back to a lower score) are the
+        graph's strongly connected components, each small: they are taken in topological levels, a
+        component's throughputs ``x = m + M x`` solved as one system (`Residues.solve`), a level's pairs then
+        passing their mass on together as one sparse product."""
+        t = self.table
+        entering = _taken(b, pending)
+        pairs = list(entering)
+        number = {v: n for n, v in enumerate(pairs)}
+        outside: dict[Pair, int] = {}  # a move's target out of the block (node or -1 for the turn's end, score)
+        divisors, inner, outer = [], [], []  # (pair, pair or outside target, ways)
+        for u, (i, score) in enumerate(pairs):  # (pairs grows as the loop goes)
+            if t.kind[i] == CHANCE:
+                back, moves = 0, [(j, score + d, w) for d, j, w in t.edges[i]]
+                for h, w in t.loops[i]:
+                    if self._choice(h, score) == i:
+                        back += w
+                    else:
+                        moves.append((h, score, w))
+                if t.bust[i]:
+                    moves.append((-1, 0, t.bust[i]))
+                divisors.append(t.denominator[i] - back)
+            else:
+                moves = [(-1 if self._policy_stops(i, score) else self._choice(i, score), score, 1)]
+                divisors.append(1)
+            for j, s, w in moves:
+                if j >= 0 and t.kind[j] != STOPPED and self._place[j][0] == b:
+                    v = number.setdefault((j, s), len(pairs))
+                    if v == len(pairs):
+                        pairs.append((j, s))
+                    inner.append((u, v, w))
+                else:
+                    outer.append((u, outside.setdefault((j, s), len(outside)), w))
+        n = len(pairs)
+        u, v, w = np.array(inner, dtype=np.int64).reshape(-1, 3).T
+        count, label = connected_components(sp.csr_matrix((np.ones(len(u)), (u, v)), shape=(n, n)), connection="strong")
+        across = label[u] != label[v]
+        cyclic = np.zeros(count, dtype=bool)
+        cyclic[label[u[~across]]] = True  # components with a move inside them (a single pair may loop to itself)
+        level = _levels(count, label[u[across]], label[v[across]])[label]
+        moves = sp.csr_matrix((w[across], (u[across], v[across])), shape=(n, n))
+        o = np.array(outer, dtype=np.int64).reshape(-1, 3).T
+        leaving, targets = sp.csr_matrix((o[2], (o[0], o[1])), shape=(n, len(outside))), list(outside)
+        within: dict[int, list] = {}  # cyclic component -> [(u, v, ways)] inside it
+        for a, c, ways in zip(u[~across].tolist(), v[~across].tolist(), w[~across].tolist()):
+            within.setdefault(int(label[a]), []).append((a, c, ways))
+        rolls = (t.kind[[i for i, _ in pairs]] == CHANCE).tolist()
+        mass = dict(enumerate(entering.values()))  # pair number -> mass arrived so far
+        zero = (np.zeros(len(field.p), dtype=np.uint64), 0)
+
+        def throughputs(members: list[int]) -> np.ndarray:
+            """A chunk's pairs: each one's mass over its divisor, reduced rows in `members`' order. A cyclic
+            component's masses are first solved as ``x = m + M x`` (M: its moves inside it, ways / divisor),
+            over its chance pairs alone: a decision's (or a tyre choice's) one move is inside the component, so
+            its mass only passes on, to the chance pair it leads to, and nothing leaves it."""
+            x = {m: field.own(mass.pop(m, zero))[0] % field.p for m in members}
+            for c in {int(label[m]) for m in members if cyclic[label[m]]}:
+                onward = {src: dst for src, dst, _ in within[c] if not rolls[src]}
+                ends = {}
+                for m in (m for m in members if label[m] == c):
+                    ends[m] = m
+                    while not rolls[ends[m]]:
+                        ends[m] = onward[ends[m]]
+                at = {m: k for k, m in enumerate(m for m in ends if rolls[m])}
+                a = np.zeros((len(at), len(at), len(field.p)), dtype=np.uint64)
+                a[range(len(at)), range(len(at))] = 1
+                b = np.zeros((len(at), len(field.p)), dtype=np.uint64)
+                for m, e in ends.items():
+                    b[at[e]] = (b[at[e]] + x[m]) % field.p
+                for src, dst, ways in within[c]:
+                    if rolls[src]:
+                        step = np.uint64(ways) * field.inverse(divisors[src]) % field.p
+                        a[at[ends[dst]], at[src]] = (a[at[ends[dst]], at[src]] + field.p - step) % field.p
+                solved = field.solve(a, b)
+                for m in ends:
+                    x[m] = solved[at[m]] if rolls[m] else zero[0]
+            return field.over([(x[m], 2**31) for m in members], [divisors[m] for m in members])
+
+        for members in _chunks(level, label):
+            rows = throughputs(members)
+            for pair, m in field.results(moves[members], rows):
+                field.accumulate(mass, pair, m)
+            for e, m in field.results(leaving[members], rows):
+                add(*targets[e], m)
+
     def _forward_block(self, b: int, pending: dict, add, decide, spread) -> None:
         """The mass entering cyclic block `b`, through it exactly: the pairs it can reach inside the block
         under the policy, their throughputs ``t = m + P^T t`` solved as one sparse system, then passed on."""
         t = self.table
-        entering: dict[Pair, mpq] = {}
-        for key in [k for k in pending if k[0] == b]:
-            for layer in pending.pop(key).values():
-                for i, mass in layer.items():
-                    entering[(i, key[1])] = entering.get((i, key[1]), mpq(0)) + mass
+        entering = _taken(b, pending)
         inflow: dict[Pair, dict[Pair, mpq]] = {}  # v -> {u: P(u -> v)}
         out: dict[Pair, list] = {}  # u -> [(w outside the block or a final score, p)]
         seen, todo = set(entering), list(entering)
@@ -820,6 +910,43 @@ class ExactBusTurn:
                     add(-1, 0, through[u] * p)
                 else:
                     add(j, s2, through[u] * p)
+
+
+def _taken(b: int, pending: dict) -> dict:
+    """The masses waiting in block `b` (``pending``: (block, score) -> layer -> node -> mass) at every score,
+    taken out of `pending`, by (node, score)."""
+    return {(i, key[1]): mass for key in [k for k in pending if k[0] == b] for layer in pending.pop(key).values()
+            for i, mass in layer.items()}
+
+
+def _chunks(level: np.ndarray, label: np.ndarray, size: int = 2048) -> list[list[int]]:
+    """Vertices by level, in chunks of about `size` (a component's vertices in one chunk): a chunk's masses
+    are rolled together, and a whole level's at once would hold thousands of rows of residues at a time."""
+    order = np.lexsort((label, level))
+    lv, lb = level[order], label[order]
+    starts = np.flatnonzero((lv[1:] != lv[:-1]) | (lb[1:] != lb[:-1])) + 1
+    out, begin = [], 0
+    for cut in [*starts.tolist(), len(order)]:
+        if cut == len(order) or lv[cut] != lv[begin] or cut - begin >= size:
+            out.append(order[begin:cut].tolist())
+            begin = cut
+    return out
+
+
+def _levels(count: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Topological levels of a directed acyclic graph on `count` vertices (edges src -> dst): 0 for a vertex no
+    edge enters, else one more than the highest level of those its edges come from (Kahn, a level at a time)."""
+    graph = sp.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(count, count))
+    graph.sum_duplicates()
+    indegree = np.diff(graph.tocsc().indptr)
+    level = np.zeros(count, dtype=np.int64)
+    frontier, k = np.flatnonzero(indegree == 0), 0
+    while frontier.size:
+        level[frontier] = k
+        after = graph[frontier].indices
+        np.subtract.at(indegree, after, 1)
+        frontier, k = np.unique(after[indegree[after] == 0]), k + 1
+    return level
 
 
 def exact_bus_turn(mode: str, recycle: str, objective: Objective, root: BusState | None = None,

@@ -59,10 +59,17 @@ def reconstruct(r: int, m: int) -> Fraction | None:
 def recovered(flow: Callable[[Residues], dict | None], value: Fraction | mpq) -> dict:
     """The probabilities `flow` computes in residues (None: too few primes), recovered exactly: modulo as many
     primes as twice the bits of `value`'s larger part (a distribution's fractions are about as large as the
-    value it averages), doubled until every fraction is recovered, checked, and they sum to 1."""
+    value it averages), doubled until every fraction is recovered, checked, and they sum to 1. A linear system
+    singular modulo one of the primes (`Residues.solve`: its determinant, a nonzero rational, has that prime in
+    its numerator) is run again modulo primes further on."""
     k = 4 + (2 * max(value.numerator.bit_length(), value.denominator.bit_length()) + 31) // 30  # primes above 2**30
+    skip = 0
     while True:
-        out = flow(Residues(k))
+        try:
+            out = flow(Residues(k, skip))
+        except ZeroDivisionError:
+            skip += k + CHECKS
+            continue
         if out is not None and sum(out.values()) == 1:
             return out
         k *= 2
@@ -75,9 +82,9 @@ class Residues:
     at most ``bound``. Sums and products by counts of ways are left unreduced while the bound stays below
     2**64 (a modulo costs ten times a multiply), so a roll's results cost one multiply-add per prime each."""
 
-    def __init__(self, k: int):
+    def __init__(self, k: int, skip: int = 0):
         self.k = k
-        self.primes = _primes(k + CHECKS)
+        self.primes = _primes(skip + k + CHECKS)[skip:]  # (`skip`: past primes that made a system singular)
         self.p = np.array(self.primes, dtype=np.uint64)
         self._inverses: dict[int, np.ndarray] = {}
 
@@ -118,6 +125,41 @@ class Residues:
         """Rows ``mass / divisor``, reduced (entries below 2**31)."""
         x = np.stack([m[0] for m in masses]) % self.p
         return (x * np.stack([self.inverse(d) for d in divisors])) % self.p
+
+    def invert(self, x: np.ndarray) -> np.ndarray:
+        """``1 / x`` modulo every prime, lane by lane (reduced `x`, no lane 0): ``x ** (p - 2)`` (Fermat), by
+        squaring."""
+        out, e = np.ones_like(x), self.p - np.uint64(2)
+        while True:
+            odd = (e & np.uint64(1)).astype(bool)
+            out = np.where(odd, out * x % self.p, out)
+            e = e >> np.uint64(1)
+            if not e.any():
+                return out
+            x = x * x % self.p
+
+    def solve(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``x`` with ``a x = b`` modulo every prime: `a` (n, n, lanes) and `b` (n, lanes), reduced. Gauss-Jordan
+        elimination, the pivot of each column chosen per prime (the first row with a nonzero entry there);
+        ZeroDivisionError if `a` is singular modulo one of the primes."""
+        a, b, p = a.copy(), b.copy(), self.p
+        n, lanes = len(b), np.arange(len(self.p))
+        for k in range(n):
+            nonzero = a[k:, k] != 0
+            if not nonzero.any(axis=0).all():
+                raise ZeroDivisionError("a linear system singular modulo one of the primes")
+            r = k + nonzero.argmax(axis=0)
+            if (r != k).any():  # swap rows k and r, prime by prime
+                top, first = a[k].copy(), b[k].copy()
+                a[k], b[k] = a[r, :, lanes].T, b[r, lanes]
+                a[r, :, lanes], b[r, lanes] = top.T, first
+            inverse = self.invert(a[k, k])
+            a[k], b[k] = a[k] * inverse % p, b[k] * inverse % p
+            f = p - a[:, k]  # each row less f times row k (row k itself: its own factor is cleared below)
+            f[k] = 0
+            a = (a + f[:, None, :] * a[k][None]) % p
+            b = (b + f * b[k]) % p
+        return b
 
     @staticmethod
     def times(row: np.ndarray, ways: int) -> tuple[np.ndarray, int]:

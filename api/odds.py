@@ -46,12 +46,12 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # one shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 16 s of CPU and 0.9 GB),
 # with none (room 3) ~300,000 states whose exact values passed 5.7 GB. With the School Bus (phases and tokens
 # besides the dice) every Double Feature mode is answered only nearer the end. With rescues (Big Summer, the
-# sequel) YIELD makes cycles through lower scores, whose exact distribution is a linear system in rationals: room 1
-# (~10 s); at room 2 Big Summer's bus table is the whole turn's, exact values of 38,000-bit denominators in 47 s,
-# its distribution unfinished after minutes (the sequel's room 2: 1,043,129 nodes, 28 s for the table, 84 s for
-# the policy, 40 s for exact values, then the same). Santa has no rescue: room 2 (one shotgun set aside, his
-# helmet still possible) takes 6-30 s of CPU and up to 2.1 GB; room 3 is his whole turn (6.6 million decision
-# pairs to value).
+# sequel) YIELD makes cycles through lower scores, each a small linear system solved in residues: room 1 (seconds;
+# the sequel's reach:12 with two shotguns set aside 35 s); at room 2 Big Summer's bus table is the whole turn's, 50 s
+# to exact values of 31,000-bit denominators and 99 s and 15 GB more for the distribution (the sequel's room 2:
+# 1,043,129 nodes, 28 s for the table, 84 s for the policy, 40 s for exact values, then more). Santa has no rescue:
+# room 2 (one shotgun set aside, his helmet still possible) takes 6-30 s of CPU and up to 2.1 GB; room 3 is his
+# whole turn (6.6 million decision pairs to value).
 MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2, "direct-to-video-sequel": 1}
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in

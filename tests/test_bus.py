@@ -13,6 +13,7 @@ from analysis.dice import BUS
 from analysis.exact import exact_bus_turn, solve_exact, to_fraction
 from analysis.policy import Objective, bus_solve, bus_sweep, close_loops
 from analysis.position import min_noted
+from analysis.residues import Residues
 from analysis.roll import TyreTracks, bus_results, legal_actions
 from analysis.simulate import Turn, _lose_brain, play_turn, roll_once
 from analysis.table import CHANCE, DECISION, bus_table_for
@@ -433,6 +434,22 @@ def test_residues_give_the_rationals_distribution(objective):
             flowed = exact._forward(c, p.score)
             assert flowed == exact._flow_rationals(c, p.score), action
             assert sum(flowed.values()) == 1
+
+
+def test_a_cyclic_distribution_in_residues_is_the_rationals_one(monkeypatch):
+    """Big Summer with the bus: YIELD's rescues make cycles through lower scores. The flow in residues, each
+    strongly connected set of (node, score) pairs solved as a system modulo every prime, gives the distribution
+    of the flow in exact rationals fraction for fraction."""
+    p = bus(mode=BSAM, footprints=["hunk", "hottie"], brains=["green", "yellow"], shotguns=["red"])
+    table = bus_table_for(BSAM, "before-draw", p.bus_state)
+    exact = exact_bus_turn(BSAM, "before-draw", OPTIMAL, p.bus_state)
+    sizes, solve = [], Residues.solve
+    monkeypatch.setattr(Residues, "solve", lambda field, a, b: sizes.append(len(b)) or solve(field, a, b))
+    c = dict(table.actions[table.index[p.bus_state]])["board"]
+    flowed = exact._forward(c, p.score)
+    assert max(sizes) > 1  # cycles of several pairs were solved in residues
+    assert flowed == exact._flow_rationals(c, p.score)
+    assert sum(flowed.values()) == 1
 
 
 def test_the_bus_is_worth_something_from_the_turn_start():

@@ -7,10 +7,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given
+import sympy
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from analysis.residues import Residues, reconstruct
+from analysis.residues import Residues, reconstruct, recovered
 
 from .strategies import fractions
 
@@ -90,3 +91,47 @@ def test_combine_refuses_ways_that_could_overflow():
 def test_ways_must_be_invertible():
     with pytest.raises(ValueError, match="not invertible"):
         Residues(4).inverse(2**31)
+
+
+def _residues(field: Residues, q: Fraction) -> np.ndarray:
+    return np.array([q.numerator % p * pow(q.denominator, -1, p) % p for p in field.primes], dtype=np.uint64)
+
+
+def test_invert_lane_by_lane():
+    field = Residues(8)
+    x = np.array([(7 * k + 3) % p for k, p in enumerate(field.primes)], dtype=np.uint64)
+    assert ((field.invert(x) * x) % field.p == 1).all()
+
+
+@given(st.lists(st.lists(fractions(bits=3), min_size=4, max_size=4), min_size=4, max_size=4),
+       st.lists(fractions(bits=3), min_size=4, max_size=4))
+@example([[Fraction(int(i == (j ^ 1))) for j in range(4)] for i in range(4)], [Fraction(k) for k in range(4)])
+def test_solve_is_gaussian_elimination_in_every_prime(rows, rhs):
+    """`Residues.solve` gives the residues of the rational solution; a zero pivot (the first column of a
+    matrix that starts with 0) is passed by a row below, and a singular matrix is refused."""
+    field = Residues(8)
+    a = np.stack([np.stack([_residues(field, q) for q in row]) for row in rows])
+    b = np.stack([_residues(field, q) for q in rhs])
+    matrix = sympy.Matrix(rows)
+    if matrix.det() == 0:
+        with pytest.raises(ZeroDivisionError):
+            field.solve(a, b)
+        return
+    x = matrix.LUsolve(sympy.Matrix(rhs))
+    for k in range(4):
+        assert (field.solve(a, b)[k] == _residues(field, Fraction(int(x[k].p), int(x[k].q)))).all()
+
+
+def test_a_system_singular_modulo_a_prime_runs_again_past_it():
+    """1 - p / p is 0 modulo the first prime only: `recovered` runs the flow again modulo primes further on."""
+    p = Residues(4).primes[0]
+    primes_used = []
+
+    def flow(field: Residues) -> dict:
+        primes_used.append(field.primes[0])
+        a = np.stack([np.stack([_residues(field, Fraction(p))])])
+        x = field.solve(a, np.stack([field.one()[0]]))  # p x = 1
+        return field.fractions({0: (x[0] * _residues(field, Fraction(p)) % field.p, 2**31)})
+
+    assert recovered(flow, Fraction(1)) == {0: Fraction(1)}
+    assert len(primes_used) == 2 and primes_used[0] == p < primes_used[1]
