@@ -951,11 +951,15 @@ def _levels(count: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 def exact_bus_turn(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
                    margin: int = CAP_MARGIN) -> ExactBusTurn:
-    """The exact values of one objective over a bus table (cached, however the arguments are passed)."""
-    return _exact_bus_turn(mode, recycle, objective, root, margin)
+    """The exact values of one objective over a bus table (cached as `policy.bus_solve` caches its solutions,
+    however the arguments are passed)."""
+    return (_exact_bus_whole if root is None else _exact_bus_rooted)(mode, recycle, objective, root, margin)
 
 
-@lru_cache(maxsize=16)
 def _exact_bus_turn(mode: str, recycle: str, objective: Objective, root: BusState | None, margin: int,
                     ) -> ExactBusTurn:
     return ExactBusTurn(bus_solve(mode, recycle, objective, root, margin))
+
+
+_exact_bus_whole = lru_cache(maxsize=16)(_exact_bus_turn)
+_exact_bus_rooted = lru_cache(maxsize=ROOTED_KEPT)(_exact_bus_turn)

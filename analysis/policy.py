@@ -736,11 +736,12 @@ def _merged(one: tuple, two: tuple) -> tuple[list[np.ndarray], list[np.ndarray]]
 
 def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
               margin: int = CAP_MARGIN) -> BusSolution:
-    """Solve one objective over every School Bus node of a mode, or every node `root` reaches (cached)."""
-    return _bus_solve(mode, recycle, objective, root, margin)
+    """Solve one objective over every School Bus node of a mode, or every node `root` reaches (cached as
+    `bus_table_for` caches its tables, per objective: the last 16 whole tables' solutions and the last
+    `ROOTED_KEPT` rooted ones)."""
+    return (_bus_solve_whole if root is None else _bus_solve_rooted)(mode, recycle, objective, root, margin)
 
 
-@lru_cache(maxsize=16)
 def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None, margin: int) -> BusSolution:
     table = bus_table_for(mode, recycle, root)
     tops, capped = None, False
@@ -767,3 +768,6 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
             if any((table.can_stop[nodes[t]] & (table.block_of[nodes[t]] == b)).any() for t in levels):
                 raise ArithmeticError(f"decisions of block {b} roll above its bound {bounds[b]}: raise the margin")
     return BusSolution(table, objective, top, tuple(nodes), tuple(masks), root_values, capped, passes)
+
+
+_bus_solve_whole, _bus_solve_rooted = lru_cache(maxsize=16)(_bus_solve), lru_cache(maxsize=ROOTED_KEPT)(_bus_solve)

@@ -1048,9 +1048,10 @@ class _BusSearch:
 
 
 def bus_table_for(mode_name: str, recycle: str = "before-draw", root: BusState | None = None) -> BusTable:
-    """Breadth-first search over every School Bus node from the turn start (or from `root`); cached (the
-    last 32 tables, however the arguments are passed)."""
-    return _bus_table(mode_name, recycle, root)
+    """Breadth-first search over every School Bus node from the turn start (or from `root`); cached (every
+    mode's whole table, and the last `ROOTED_KEPT` rooted ones: a Double Feature position's holds up to 2 GB
+    with its solution and exact values)."""
+    return (_bus_whole if root is None else _bus_rooted)(mode_name, recycle, root)
 
 
 def _grouped(parent: np.ndarray, slot: np.ndarray, items: list, n: int) -> list[tuple]:
@@ -1065,7 +1066,6 @@ def _grouped(parent: np.ndarray, slot: np.ndarray, items: list, n: int) -> list[
     return out
 
 
-@lru_cache(maxsize=32)
 def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     mode = MODES[mode_name]
     empty = tuple(0 for _ in mode.counts)
@@ -1176,3 +1176,6 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
         matrices=matrices, bust_f=bust / den, gain_f=gain,
         blocks=blocks, cyclic=tuple(cyclic), min_delta=min_delta, max_delta=max_delta, root=root,
     )
+
+
+_bus_whole, _bus_rooted = lru_cache(maxsize=8)(_bus_table), lru_cache(maxsize=ROOTED_KEPT)(_bus_table)
