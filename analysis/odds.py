@@ -75,17 +75,18 @@ class Odds:
     position: Position
     next_roll: NextRoll  # of `decision.roll_action`
     decision: Decision
-    score_distribution: dict[int, Fraction]  # final turn score -> probability, if rolling now
+    score_distribution: dict[int, Fraction] | None  # final turn score -> probability, if rolling now (None: not
+    # asked for, `odds(..., distribution=False)`)
     next_rolls: dict[str, NextRoll] = field(default_factory=dict)  # every rolling action -> its next roll
     give_up: tuple[GiveUp, ...] = ()  # School Bus: tyre tracks on the next roll
 
 
-def _bus_odds(position: Position, objective: Objective) -> Odds:
+def _bus_odds(position: Position, objective: Objective, distribution: bool) -> Odds:
     """`odds` for a School Bus position: every legal action valued over the bus table."""
     mode = position.game_mode
     state = position.bus_state
-    root = None if mode.plain or position.turn_start else state
-    if root is None and position.mode in NO_WHOLE_TURN:
+    root = None if mode.plain else state  # (a Double Feature turn start too: rooted tables are kept only briefly)
+    if position.turn_start and position.mode in NO_WHOLE_TURN:
         raise TurnStartTooLarge(f"the start of a turn of mode {position.mode} is too large to answer exactly "
                                 f"({TOO_LARGE}); ask about a position after the first roll")
     table = bus_table_for(position.mode, position.recycle, root)
@@ -108,8 +109,8 @@ def _bus_odds(position: Position, objective: Objective) -> Odds:
             footprints, pile = _before_giving_up(position, t.choices[0])
             give_up.append(GiveUp(t.probability, t.brains, t.shotguns, next(g for g, v in worth.items() if v == top),
                                   worth, footprints, pile))
-    return Odds(position, next_rolls[best], decision, exact.score_distribution(i, score, best), next_rolls,
-                tuple(give_up))
+    return Odds(position, next_rolls[best], decision,
+                exact.score_distribution(i, score, best) if distribution else None, next_rolls, tuple(give_up))
 
 
 def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -126,12 +127,13 @@ def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple
             tuple(d for d, n in zip(names, brains) for _ in range(n)))
 
 
-def odds(position: Position, objective: Objective | str = "expected-brains") -> Odds:
-    """Exact next roll, decision and final-score distribution for `position`."""
+def odds(position: Position, objective: Objective | str = "expected-brains", distribution: bool = True) -> Odds:
+    """Exact next roll, decision and final-score distribution for `position` (with the School Bus, without the
+    distribution if not `distribution`: where YIELD's rescues make cycles, it can cost more than the rest)."""
     if isinstance(objective, str):
         objective = parse_objective(objective)
     if position.school_bus:
-        return _bus_odds(position, objective)
+        return _bus_odds(position, objective, distribution)
     if position.game_mode.plain:
         table = table_for(position.mode, position.recycle)
         exact = exact_turn(position.mode, position.recycle, objective)

@@ -54,6 +54,11 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # whole turn (6.6 million decision pairs to value).
 MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2, "direct-to-video-sequel": 1}
+# One shotgun further from a bust than `BUS_MAX_ROOM`, the modes with rescues are answered with the bus without the
+# turn's score distribution (`left_out`) and for the expected-brains objective only: the next roll, every action's
+# exact value and the decision take ~50 s of CPU and 2.6 GB in Big Summer (its whole turn), ~80 s and 4.4 GB in the
+# sequel; the distribution through YIELD's cycles 99 s and 15 GB more, 49 s and 9.4 GB.
+BUS_VALUES_ROOM = {"big-summer-action-movie": 2, "direct-to-video-sequel": 2}
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in
 # the sequel more than `FAR_TARGET_ROOM` from a bust: its policy rolls on through many more (state, score) pairs,
 # each an exact fraction. From the base game's bus turn start reach:20 takes 94 s of CPU and 2.9 GB, reach:40 over
@@ -95,7 +100,7 @@ def compute(position: Position, objective: str) -> Odds:
     fault = too_large(position, parse_objective(objective))
     try:
         if fault is None:
-            return odds(position, objective)
+            return odds(position, objective, distribution=left_out(position) is None)
     except TurnStartTooLarge as e:
         fault = FieldError("mode", str(e))
     hint = "; its next roll's bust chance alone: /v1/bust.txt" if _only_rolling_action(position) else ""
@@ -116,10 +121,21 @@ def room(position: Position) -> int:
 
 
 def max_room(position: Position) -> int | None:
-    """The most `room` at which the server solves a position of this kind (None: any)."""
+    """The most `room` at which the server answers a position of this kind in full (None: any)."""
     if position.school_bus and not position.game_mode.plain:
         return BUS_MAX_ROOM[position.mode]
     return MAX_ROOM.get(position.mode)
+
+
+def left_out(position: Position) -> str | None:
+    """Why the answer to this position leaves out the turn's score distribution (None: it does not)."""
+    limit = max_room(position)
+    if limit is None or room(position) <= limit:
+        return None
+    return (f"{room(position) + 1} shotguns from a bust (counting shotgun tokens and a helmet Santa may still show), "
+            f"mode {position.mode} with the School Bus has most of its turn ahead, where YIELD's rescues make "
+            "cycles: the exact score distribution takes minutes and 9-15 GB there; it is given from one shotgun "
+            "later")
 
 
 def too_large(position: Position, objective: Objective | None = None) -> FieldError | None:
@@ -138,8 +154,17 @@ def too_large(position: Position, objective: Objective | None = None) -> FieldEr
     if limit is None or room(position) <= limit:
         return None
     kind = f"mode {position.mode}{' with the School Bus' if position.school_bus else ''}"
+    values = BUS_VALUES_ROOM.get(position.mode) if position.school_bus else None
+    if values is not None and room(position) <= values:
+        if objective is None or objective.kind == "expected-brains":
+            return None
+        return FieldError("objective", f"{room(position) + 1} shotguns from a bust {kind} is answered for the "
+                                       f"objective expected-brains only, without the turn's score distribution; "
+                                       f"{objective.name} from {limit + 1} shotguns from a bust")
     answered = (f"{kind} is answered at most {limit + 1} shotguns from a bust, counting shotgun tokens and a "
                 "helmet Santa may still show")
+    if values is not None:
+        answered += f" ({values + 1} for expected-brains, without the turn's score distribution)"
     if position.turn_start:
         return FieldError("mode", f"the start of a turn in {kind}: its whole turn is too large to solve here; "
                                   f"{answered}")
@@ -182,9 +207,9 @@ def answer(o: Odds) -> dict[str, Any]:
             **({"actions": _actions(o)} if double_feature or bus else {}),
             **({"give_up": _give_up(o)} if bus else {}),
         },
-        "turn": {
+        **({"turn": {
             "score_distribution": [{"score": k, **_exact(q)} for k, q in sorted(o.score_distribution.items())],
-        },
+        }} if o.score_distribution is not None else {"turn_left_out": left_out(p)}),
     }
 
 

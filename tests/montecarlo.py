@@ -4,8 +4,8 @@ import math
 import random
 
 from analysis import Position, next_roll, odds, parse_objective
-from analysis.exact import exact_turn
-from analysis.simulate import Turn, play_turn, roll_once
+from analysis.exact import exact_bus_turn, exact_turn
+from analysis.simulate import Turn, _lose_brain, play_turn, roll_once
 
 N = 20_000
 
@@ -65,3 +65,26 @@ def assert_turn_matches(position: Position, objective: str, seed: int, scores_to
         assert within_4_sigma(scores, float(o.decision.roll))
     for k in scores_to_check:
         assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
+
+
+def bus_policy(position: Position, objective: str):
+    """The solved policy and tyre-tracks choices as functions of a physical turn."""
+    root = None if position.game_mode.plain else position.bus_state
+    exact = exact_bus_turn(position.mode, position.recycle, parse_objective(objective), root)
+    index = exact.table.index
+
+    def act(turn: Turn) -> str:
+        p = turn.position()
+        return exact.best(index[p.bus_state], p.score)
+
+    def give_up(turn: Turn, options: list[str]) -> str:
+        worth = []
+        for g in options:
+            after = Turn.at(turn.position())
+            _lose_brain(after, g)
+            after.riding, after.bus_out = False, True
+            p = after.position()
+            worth.append(exact.value(index[p.bus_state], p.score))
+        return options[worth.index(max(worth))]
+
+    return act, give_up

@@ -16,10 +16,10 @@ from analysis.policy import Objective, bus_solve, bus_sweep, close_loops
 from analysis.position import min_noted
 from analysis.residues import Residues
 from analysis.roll import TyreTracks, bus_results, legal_actions
-from analysis.simulate import Turn, _lose_brain, play_turn, roll_once
+from analysis.simulate import Turn, play_turn, roll_once
 from analysis.table import CHANCE, DECISION, ROOTED_KEPT, BusTable, bus_table_for
 
-from .montecarlo import N, assert_next_roll_matches, within_4_sigma
+from .montecarlo import N, assert_next_roll_matches, bus_policy, within_4_sigma
 
 ORIGINAL, BSAM, SANTA, DTV = "original", "big-summer-action-movie", "santa-claus-meets-the-zombies", \
     "direct-to-video-sequel"
@@ -501,29 +501,6 @@ def test_next_roll_against_physical_dice(position, action):
     assert_next_roll_matches(position, seed=3003, n=N // 2, action=action)
 
 
-def _bus_policy(position: Position, objective: str):
-    """The solved policy and tyre-tracks choices as functions of a physical turn."""
-    root = None if position.game_mode.plain else position.bus_state
-    exact = exact_bus_turn(position.mode, position.recycle, parse_objective(objective), root)
-    index = exact.table.index
-
-    def act(turn: Turn) -> str:
-        p = turn.position()
-        return exact.best(index[p.bus_state], p.score)
-
-    def give_up(turn: Turn, options: list[str]) -> str:
-        worth = []
-        for g in options:
-            after = Turn.at(turn.position())
-            _lose_brain(after, g)
-            after.riding, after.bus_out = False, True
-            p = after.position()
-            worth.append(exact.value(index[p.bus_state], p.score))
-        return options[worth.index(max(worth))]
-
-    return act, give_up
-
-
 @pytest.mark.parametrize(("mode", "objective"), [(m, "expected-brains") for m in ROOTS] + [
     (BSAM, "rule:6,3"), (SANTA, "reach:7")])
 def test_turn_score_distribution(mode, objective):
@@ -539,9 +516,22 @@ def test_santa_three_shotguns_from_a_bust_against_physical_dice():
                        "expected-brains")
 
 
+def test_the_sequel_three_shotguns_from_a_bust_against_physical_dice():
+    """Most of the sequel's bus turn ahead (room 2: one shotgun, Santa's helmet still possible; YIELD's rescues make
+    cycles): the API answers it without the score distribution (api.odds.left_out), and turns played by its policy
+    on physical dice average its exact value (~80 s of CPU; Big Summer's: tests/test_api_expansions.py)."""
+    position = bus(mode=DTV, footprints=["green"], brains=["green", "green"], shotguns=["red"])
+    o = odds(position, distribution=False)
+    assert o.score_distribution is None and o.decision.action == o.decision.roll_action == "board"
+    act, give_up = bus_policy(position, "expected-brains")
+    rng = random.Random(78)
+    assert within_4_sigma([play_turn(position, act, rng, give_up, "board") for _ in range(N // 4)],
+                          float(o.decision.roll))
+
+
 def assert_turns_match(position: Position, objective: str) -> None:
     o = odds(position, objective)
-    act, give_up = _bus_policy(position, objective)
+    act, give_up = bus_policy(position, objective)
     rng = random.Random(77)
     scores = [play_turn(position, act, rng, give_up, o.decision.roll_action) for _ in range(N // 4)]
     if objective.startswith("reach:"):
@@ -573,7 +563,7 @@ def test_the_whole_turn_from_its_start():
                                                    abs=1e-12)
     assert sum(o.score_distribution.values()) == 1
     assert sum(k * v for k, v in o.score_distribution.items()) == o.decision.roll
-    act, give_up = _bus_policy(start, "expected-brains")
+    act, give_up = bus_policy(start, "expected-brains")
     rng = random.Random(78)
     scores = [play_turn(start, act, rng, give_up) for _ in range(N // 4)]
     assert within_4_sigma(scores, float(o.decision.roll))
