@@ -936,7 +936,7 @@ def _chunks(level: np.ndarray, label: np.ndarray, size: int = 2048) -> list[list
 def _levels(count: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Topological levels of a directed acyclic graph on `count` vertices (edges src -> dst): 0 for a vertex no
     edge enters, else one more than the highest level of those its edges come from (Kahn, a level at a time)."""
-    graph = sp.csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(count, count))
+    graph = sp.csr_matrix((np.ones(len(src), dtype=np.int64), (src, dst)), shape=(count, count))
     graph.sum_duplicates()
     indegree = np.diff(graph.tocsc().indptr)
     level = np.zeros(count, dtype=np.int64)

@@ -107,8 +107,8 @@ def test_expansion_and_bus_options_are_the_api_fields(client: FlaskClient) -> No
           "--footprints", "red,red"], "double_brains: 1 hunk dice show a double-brain but brains lists 0"),
         (["--mode", "santa-claus-meets-the-zombies", "--kept-out", "green", "--banked", "10",
           "--brains", "red,red,red"], "kept_out[0]: a recycling puts every green brain die back"),
-        (["--school-bus", "--mode", "big-summer-action-movie", "--footprints", "green,red", "--brains", "green",
-          "--riding"], "shotguns: 3 shotguns from a bust"),
+        (["--school-bus", "--mode", "direct-to-video-sequel", "--footprints", "green,red", "--brains", "green",
+          "--riding"], "shotguns: 4 shotguns from a bust"),
     ],
 )
 def test_bad_expansion_and_bus_options_exit_2_naming_the_field(args: list[str], line: str) -> None:
