@@ -31,7 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
 from .position import BusState, DiceState
 from .residues import Residues, recovered
-from .table import CHANCE, DECISION, ROOTED_KEPT, STOPPED, TYRE
+from .table import BUS_ROOTED_KEPT, CHANCE, DECISION, ROOTED_KEPT, STOPPED, TYRE
 
 __all__ = ["ExactTurn", "exact_turn", "to_fraction", "fraction_text", "ExactBusTurn", "exact_bus_turn",
            "solve_exact"]
@@ -962,4 +962,4 @@ def _exact_bus_turn(mode: str, recycle: str, objective: Objective, root: BusStat
 
 
 _exact_bus_whole = lru_cache(maxsize=16)(_exact_bus_turn)
-_exact_bus_rooted = lru_cache(maxsize=ROOTED_KEPT)(_exact_bus_turn)
+_exact_bus_rooted = lru_cache(maxsize=BUS_ROOTED_KEPT)(_exact_bus_turn)

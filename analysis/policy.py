@@ -71,7 +71,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .position import BusState, DiceState
-from .table import CHANCE, ROOTED_KEPT, BusTable, Table, bus_table_for, table_for
+from .table import BUS_ROOTED_KEPT, CHANCE, ROOTED_KEPT, BusTable, Table, bus_table_for, table_for
 
 __all__ = ["Objective", "Solution", "solve", "sweep", "sweep_levels", "parse_objective", "MAX_REACH", "CAP_MARGIN",
            "stop_bound", "BusSolution", "bus_solve", "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
@@ -738,7 +738,7 @@ def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | No
               margin: int = CAP_MARGIN) -> BusSolution:
     """Solve one objective over every School Bus node of a mode, or every node `root` reaches (cached as
     `bus_table_for` caches its tables, per objective: the last 16 whole tables' solutions and the last
-    `ROOTED_KEPT` rooted ones)."""
+    `BUS_ROOTED_KEPT` rooted ones)."""
     return (_bus_solve_whole if root is None else _bus_solve_rooted)(mode, recycle, objective, root, margin)
 
 
@@ -770,4 +770,4 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
     return BusSolution(table, objective, top, tuple(nodes), tuple(masks), root_values, capped, passes)
 
 
-_bus_solve_whole, _bus_solve_rooted = lru_cache(maxsize=16)(_bus_solve), lru_cache(maxsize=ROOTED_KEPT)(_bus_solve)
+_bus_solve_whole, _bus_solve_rooted = lru_cache(maxsize=16)(_bus_solve), lru_cache(maxsize=BUS_ROOTED_KEPT)(_bus_solve)

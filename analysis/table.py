@@ -62,12 +62,16 @@ from .roll import (
     bus_step,
 )
 
-__all__ = ["Table", "table_for", "ROOTED_KEPT", "BusTable", "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
+__all__ = ["Table", "table_for", "ROOTED_KEPT", "BUS_ROOTED_KEPT", "BusTable", "bus_table_for", "DECISION", "CHANCE",
+           "TYRE", "STOPPED"]
 
 # Tables (and their solutions, exact values) built for one position are kept for the last few positions only:
 # one three shotguns from a bust in direct-to-video-sequel (a shotgun set aside) holds ~0.7 GB with its solution
 # and exact values (a server process measured 3.1 GB after six such positions while 4 were kept).
 ROOTED_KEPT = 2
+# A School Bus position's rooted table is its own (answers are kept by the server's store), and one 3 shotguns from
+# a bust in the sequel holds 4.4 GB with its solution and exact values: the last one only is kept.
+BUS_ROOTED_KEPT = 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -1049,7 +1053,7 @@ class _BusSearch:
 
 def bus_table_for(mode_name: str, recycle: str = "before-draw", root: BusState | None = None) -> BusTable:
     """Breadth-first search over every School Bus node from the turn start (or from `root`); cached (every
-    mode's whole table, and the last `ROOTED_KEPT` rooted ones: a Double Feature position's holds up to 2 GB
+    mode's whole table, and the last `BUS_ROOTED_KEPT` rooted ones: a Double Feature position's holds up to 4.4 GB
     with its solution and exact values)."""
     return (_bus_whole if root is None else _bus_rooted)(mode_name, recycle, root)
 
@@ -1178,4 +1182,4 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     )
 
 
-_bus_whole, _bus_rooted = lru_cache(maxsize=8)(_bus_table), lru_cache(maxsize=ROOTED_KEPT)(_bus_table)
+_bus_whole, _bus_rooted = lru_cache(maxsize=8)(_bus_table), lru_cache(maxsize=BUS_ROOTED_KEPT)(_bus_table)
