@@ -49,9 +49,9 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # sequel) YIELD makes cycles through lower scores, each a small linear system solved in residues: room 1 (seconds;
 # the sequel's reach:12 with two shotguns set aside 35 s); at room 2 Big Summer's bus table is the whole turn's, 50 s
 # to exact values of 31,000-bit denominators and 99 s and 15 GB more for the distribution (the sequel's room 2:
-# 1,043,129 nodes, 28 s for the table, 84 s for the policy, 40 s for exact values, then more). Santa has no rescue:
-# room 2 (one shotgun set aside, his helmet still possible) takes 6-30 s of CPU and up to 2.1 GB; room 3 is his
-# whole turn (6.6 million decision pairs to value).
+# 1,043,126 nodes, 26 s for the table, 37 s for the policy, 19 s for exact values, 49 s and 9.4 GB more for the
+# distribution). Santa has no rescue: room 2 (one shotgun set aside, his helmet still possible) takes 6-30 s of CPU
+# and up to 2.1 GB; room 3 is his whole turn (6.6 million decision pairs to value).
 MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2, "direct-to-video-sequel": 1}
 # One shotgun further from a bust than `BUS_MAX_ROOM`, the modes with rescues are answered with the bus without the
@@ -128,9 +128,10 @@ def max_room(position: Position) -> int | None:
 
 
 def left_out(position: Position) -> str | None:
-    """Why the answer to this position leaves out the turn's score distribution (None: it does not)."""
+    """Why the answer to this position leaves out the turn's score distribution (None: it does not; a position
+    `too_large` refuses is not answered at all)."""
     limit = max_room(position)
-    if limit is None or room(position) <= limit:
+    if not position.school_bus or limit is None or room(position) <= limit:
         return None
     return (f"{room(position) + 1} shotguns from a bust (counting shotgun tokens and a helmet Santa may still show), "
             f"mode {position.mode} with the School Bus has most of its turn ahead, where YIELD's rescues make "
