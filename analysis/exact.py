@@ -745,15 +745,11 @@ class ExactBusTurn:
                 add(self._choice(i, score), score, mass)
 
         def roll(chance: list[int], masses: list, score: int) -> None:
-            divisors = []
-            for c in chance:
-                back = sum(w for h, w in t.loops[c] if self._choice(h, score) == c)
-                divisors.append(t.denominator[c] - back)
-            z = field.over(masses, divisors)
-            for c, row in zip(chance, z):
-                for h, w in t.loops[c]:
-                    if self._choice(h, score) != c:
-                        decide(h, score, field.times(row, w))
+            loops = [self._loops_at(c, score) for c in chance]
+            z = field.over(masses, [divisor for divisor, _ in loops])
+            for (_, others), row in zip(loops, z):
+                for h, w in others:
+                    decide(h, score, field.times(row, w))
             bust = np.array([t.bust[c] for c in chance], dtype=np.uint64)
             if bust.any():
                 add(-1, 0, field.combine(sp.csr_matrix(bust[None, :]), z)[0])
@@ -781,6 +777,18 @@ class ExactBusTurn:
             del pending[key]
         return field.fractions(dict(sorted(final.items())))
 
+    def _loops_at(self, c: int, score: int) -> tuple[int, list[tuple[int, int]]]:
+        """Chance node `c`'s loops at `score`: its divisor, the denominator less the ways of the loops whose
+        decision rolls `c` again (closed at once: ``mass / (1 - back / den)``), and the other loops (decision,
+        ways), whose decision rolls something else."""
+        back, others = 0, []
+        for h, w in self.table.loops[c]:
+            if self._choice(h, score) == c:
+                back += w
+            else:
+                others.append((h, w))
+        return self.table.denominator[c] - back, others
+
     def _block_residues(self, b: int, pending: dict, field: Residues, add) -> None:
         """The mass entering cyclic block `b` (at every score), through it in residues.
 
@@ -799,15 +807,11 @@ class ExactBusTurn:
         divisors, inner, outer = [], [], []  # (pair, pair or outside target, ways)
         for u, (i, score) in enumerate(pairs):  # (pairs grows as the loop goes)
             if t.kind[i] == CHANCE:
-                back, moves = 0, [(j, score + d, w) for d, j, w in t.edges[i]]
-                for h, w in t.loops[i]:
-                    if self._choice(h, score) == i:
-                        back += w
-                    else:
-                        moves.append((h, score, w))
+                divisor, others = self._loops_at(i, score)
+                moves = [(j, score + d, w) for d, j, w in t.edges[i]] + [(h, score, w) for h, w in others]
                 if t.bust[i]:
                     moves.append((-1, 0, t.bust[i]))
-                divisors.append(t.denominator[i] - back)
+                divisors.append(divisor)
             else:
                 moves = [(-1 if self._policy_stops(i, score) else self._choice(i, score), score, 1)]
                 divisors.append(1)

@@ -67,7 +67,15 @@ def assert_turn_matches(position: Position, objective: str, seed: int, scores_to
         assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
 
 
-def bus_policy(position: Position, objective: str):
+def bus_turns(position: Position, objective: str, seed: int, first: str | None = None) -> list[int]:
+    """The scores of `N` / 4 whole School Bus turns played on physical dice from `position` by the solved policy
+    (rolling `first` first, `play_turn`'s default otherwise)."""
+    act, give_up = _bus_policy(position, objective)
+    rng = random.Random(seed)
+    return [play_turn(position, act, rng, give_up, first) for _ in range(N // 4)]
+
+
+def _bus_policy(position: Position, objective: str):
     """The solved policy and tyre-tracks choices as functions of a physical turn."""
     root = None if position.game_mode.plain else position.bus_state
     exact = exact_bus_turn(position.mode, position.recycle, parse_objective(objective), root)

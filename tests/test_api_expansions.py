@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import random
 from fractions import Fraction
 from typing import Any
 
@@ -24,12 +23,11 @@ from flask.testing import FlaskClient
 from gmpy2 import mpq
 
 from analysis import EFFECTS, MODES, Position, next_roll, odds, parse_objective
-from analysis.simulate import play_turn
 from api import spec
 from api.cli import main
 from api.odds import left_out, room, too_large
 
-from .montecarlo import N, assert_next_roll_matches, assert_turn_matches, bus_policy, within_4_sigma
+from .montecarlo import assert_next_roll_matches, assert_turn_matches, bus_turns, within_4_sigma
 from .test_api import exact, fields, problem
 
 OPERATION = spec.load()[1]["paths"]["/v1/odds"]["post"]
@@ -318,10 +316,7 @@ def test_big_summer_with_the_bus_before_a_shotgun_leaves_out_the_distribution(cl
     assert rows["action"] == "board" and not any(k.startswith("score_distribution") for k in rows)
     refused = problem(client.post("/v1/odds", json={**body, "objective": "reach:8"}), 422)
     assert fields(refused) == ["objective"] and "expected-brains only" in refused["errors"][0]["reason"]
-    act, give_up = bus_policy(position_of(body), "expected-brains")
-    rng = random.Random(78)
-    scores = [play_turn(position_of(body), act, rng, give_up, "board") for _ in range(N // 4)]
-    assert within_4_sigma(scores, float(values["board"]))
+    assert within_4_sigma(bus_turns(position_of(body), "expected-brains", 78, "board"), float(values["board"]))
     start = client.post("/v1/odds", json={"mode": "big-summer-action-movie", "school_bus": True}).get_json()
     assert "turn" not in start and start["decision"]["action"] == "roll"  # the first roll: 3 ordinary dice
     assert [a["action"] for a in start["decision"]["actions"]] == ["roll"]

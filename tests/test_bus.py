@@ -16,10 +16,10 @@ from analysis.policy import Objective, bus_solve, bus_sweep, close_loops
 from analysis.position import min_noted
 from analysis.residues import Residues
 from analysis.roll import TyreTracks, bus_results, legal_actions
-from analysis.simulate import Turn, play_turn, roll_once
+from analysis.simulate import Turn, roll_once
 from analysis.table import BUS_ROOTED_KEPT, CHANCE, DECISION, BusTable, bus_table_for
 
-from .montecarlo import N, assert_next_roll_matches, bus_policy, within_4_sigma
+from .montecarlo import N, assert_next_roll_matches, bus_turns, within_4_sigma
 
 ORIGINAL, BSAM, SANTA, DTV = "original", "big-summer-action-movie", "santa-claus-meets-the-zombies", \
     "direct-to-video-sequel"
@@ -523,17 +523,12 @@ def test_the_sequel_three_shotguns_from_a_bust_against_physical_dice():
     position = bus(mode=DTV, footprints=["green"], brains=["green", "green"], shotguns=["red"])
     o = odds(position, distribution=False)
     assert o.score_distribution is None and o.decision.action == o.decision.roll_action == "board"
-    act, give_up = bus_policy(position, "expected-brains")
-    rng = random.Random(78)
-    assert within_4_sigma([play_turn(position, act, rng, give_up, "board") for _ in range(N // 4)],
-                          float(o.decision.roll))
+    assert within_4_sigma(bus_turns(position, "expected-brains", 78, "board"), float(o.decision.roll))
 
 
 def assert_turns_match(position: Position, objective: str) -> None:
     o = odds(position, objective)
-    act, give_up = bus_policy(position, objective)
-    rng = random.Random(77)
-    scores = [play_turn(position, act, rng, give_up, o.decision.roll_action) for _ in range(N // 4)]
+    scores = bus_turns(position, objective, 77, o.decision.roll_action)
     if objective.startswith("reach:"):
         assert within_4_sigma([float(s >= 7) for s in scores], float(o.decision.roll))
     else:
@@ -563,9 +558,7 @@ def test_the_whole_turn_from_its_start():
                                                    abs=1e-12)
     assert sum(o.score_distribution.values()) == 1
     assert sum(k * v for k, v in o.score_distribution.items()) == o.decision.roll
-    act, give_up = bus_policy(start, "expected-brains")
-    rng = random.Random(78)
-    scores = [play_turn(start, act, rng, give_up) for _ in range(N // 4)]
+    scores = bus_turns(start, "expected-brains", 78)
     assert within_4_sigma(scores, float(o.decision.roll))
     for k in (0, 1, 2, 3, 4, 6, 9):
         assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
