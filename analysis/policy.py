@@ -69,6 +69,7 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse import _sparsetools  # csr_matvec(s): scipy's product on a CSR matrix's own arrays
 
 from .position import BusState, DiceState
 from .table import BUS_ROOTED_KEPT, CHANCE, ROOTED_KEPT, BusTable, Table, bus_table_for, table_for
@@ -358,8 +359,11 @@ def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | 
     prefix; so are the states held at a level in `order` (every state by bound, highest first).
 
     Only ``max_delta - min_delta + 1`` dense levels are kept while a block is swept (a ring, each level
-    twice, so the levels ``T + min_delta .. T + max_delta`` are always one contiguous slice): a level
-    entering the ring is filled from the levels held so far (the blocks already swept) and the stop values.
+    twice, so the levels ``T + min_delta .. T + max_delta`` are always one contiguous slice). The ring holds
+    ``W(j, T) = V(j, T) - S(T)`` (``S(T) = 0`` below level 0), which is 0 wherever a state stops, so a level
+    entering the ring only sets the states held there (the blocks already swept) and clears those its slot held
+    before, and a roll is ``sum_d P_d W(., T + d) + sum_d (P_d 1) S(T + d)``: the per-delta row sums (``sums``)
+    against the stop values.
     """
     n = len(table)
     stop = np.asarray(stop, dtype=float)
@@ -397,21 +401,25 @@ def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | 
     src = table.edge_from
     # [P_dmin | ... | P_dmax] over the renumbered states: one product with the levels T + dmin .. T + dmax
     # laid end to end (a contiguous slice of the ring) is sum_d P_d V(., T + d)
-    stack = sp.csr_matrix((table.edge_ways / table.denominator[src],
-                           (where[src], (table.edge_delta - table.min_delta) * n + where[table.edge_to])),
+    p_edge = table.edge_ways / table.denominator[src]
+    stack = sp.csr_matrix((p_edge, (where[src], (table.edge_delta - low) * n + where[table.edge_to])),
                           shape=(n, width * n))
+    sums = np.bincount(where[src] * width + table.edge_delta - low, weights=p_edge, minlength=n * width)
+    sums = sums.reshape(n, width)
+    padded = np.concatenate([np.zeros((-low, *cols)), stop])  # S(level) at level - low: 0 below level 0
     ring = np.zeros((2 * width, n, *cols))
+    nothing = np.zeros(0, dtype=np.int64)
+    filled = [nothing] * width  # per slot, the rows it holds that may not be 0
 
     def enter(level: int) -> None:
         k = level % width
-        if level < 0:
-            ring[k] = 0.0
-        else:
-            ring[k] = stop[level]
-            if level <= top:
-                lo, hi = int(offsets[level]), int(offsets[level + 1])
-                ring[k, held_where[:hi - lo]] = values[lo:hi]
-        ring[k + width] = ring[k]
+        ring[k, filled[k]] = 0.0
+        ring[k + width, filled[k]] = 0.0
+        filled[k] = nothing
+        if 0 <= level <= top:
+            lo, hi = int(offsets[level]), int(offsets[level + 1])
+            filled[k] = rows = held_where[:hi - lo]
+            ring[k, rows] = ring[k + width, rows] = values[lo:hi] - stop[level]
 
     loop = table.self_loop_f[perm].reshape(-1, *unit)
     for block in spans:
@@ -432,7 +440,7 @@ def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | 
                 if not c:
                     continue
                 hi = lo + c
-                rest = _rows(rows, c) @ window
+                rest = _head_times(rows, c, window) + sums[lo:hi] @ padded[score:score + width]
                 p = loop[lo:hi]
                 keep = rest / (1 - p)
                 if forced is None:
@@ -445,8 +453,7 @@ def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | 
                 at = base + held[lo:hi]
                 rolls[at] = r
                 values[at] = v
-                ring[here, lo:hi] = v
-                ring[here + width, lo:hi] = v
+                ring[here, lo:hi] = ring[here + width, lo:hi] = v - s
     if table.compulsory:
         first = int(rank[table.start])
         for score in range(top + 1):
@@ -455,11 +462,15 @@ def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | 
     return order, rank, offsets, rolls, values
 
 
-def _rows(m, k: int):
-    """The first `k` rows of CSR matrix `m`, sharing its arrays."""
-    if k == m.shape[0]:
-        return m
-    return sp.csr_matrix((m.data[:m.indptr[k]], m.indices[:m.indptr[k]], m.indptr[:k + 1]), shape=(k, m.shape[1]))
+def _head_times(m: sp.csr_matrix, k: int, x: np.ndarray) -> np.ndarray:
+    """``m[:k] @ x`` by scipy's own kernel on `m`'s arrays: a matrix of their prefixes would copy them (scipy
+    copies a view of less than half an array), which cost the sequel's solve more than a tenth of its time."""
+    out = np.zeros((k, *x.shape[1:]))
+    if x.ndim == 1:
+        _sparsetools.csr_matvec(k, m.shape[1], m.indptr, m.indices, m.data, x, out)
+    else:
+        _sparsetools.csr_matvecs(k, m.shape[1], x.shape[1], m.indptr, m.indices, m.data, x.ravel(), out.ravel())
+    return out
 
 
 def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,

@@ -38,6 +38,7 @@ it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, cached_property, lru_cache, partial
@@ -85,8 +86,7 @@ class Table:
 
     mode: Mode
     recycle: str
-    states: tuple[DiceState, ...]
-    index: dict[DiceState, int]
+    codes: np.ndarray  # int64 per state: its code (`_Codes`); `states` and `index` are read from them on first use
     shotguns: np.ndarray  # shotguns set aside, per state
     edge_ptr: np.ndarray  # int64, n + 1
     edge_delta: np.ndarray  # int64 per roll
@@ -108,11 +108,22 @@ class Table:
     def start(self) -> int:
         return 0
 
+    @cached_property
+    def states(self) -> tuple[DiceState, ...]:
+        """Every state, by number (built on first use: the sequel's 300,000 take seconds, which a whole turn's
+        solve does not need)."""
+        return tuple(_codes(self.mode).states(self.codes))
+
+    @cached_property
+    def index(self) -> StateIndex:
+        """State -> number."""
+        return StateIndex(self.mode, self.codes)
+
     @property
     def compulsory(self) -> bool:
         """The table's first state is the turn start, whose roll is compulsory (False for a rooted table
         whose root is a mid-turn position)."""
-        first = self.states[0]
+        first = _codes(self.mode).state(int(self.codes[0]))
         return not (any(first.hand) or any(first.brains) or any(first.shotguns) or any(first.aside))
 
     @cached_property
@@ -121,7 +132,7 @@ class Table:
         ptr, den = self.edge_ptr.tolist(), self.denominator.tolist()
         rows = list(zip(self.edge_delta.tolist(), self.edge_to.tolist(), self.edge_ways.tolist()))
         return tuple(tuple((d, j, Fraction(w, den[i])) for d, j, w in rows[ptr[i]:ptr[i + 1]])
-                     for i in range(len(self.states)))
+                     for i in range(len(self)))
 
     @cached_property
     def bust(self) -> tuple[Fraction, ...]:
@@ -136,14 +147,14 @@ class Table:
     @cached_property
     def edge_from(self) -> np.ndarray:
         """The state each roll is from (the rows of `edge_ptr` spelt out)."""
-        return np.repeat(np.arange(len(self.states)), np.diff(self.edge_ptr))
+        return np.repeat(np.arange(len(self)), np.diff(self.edge_ptr))
 
     @cached_property
     def ways(self) -> sp.csr_matrix:
         """Every roll's ways as one integer matrix (as `BusTable.ways`): row `i`, column ``(delta - min_delta) * n
         + j`` for a roll of `i` that shows ``delta`` brains and leads to `j` (the probability is ways over
         ``denominator[i]``; the self-loop excluded). The exact score distribution's residue flow reads it."""
-        n, width = len(self.states), self.max_delta - self.min_delta + 1
+        n, width = len(self), self.max_delta - self.min_delta + 1
         return sp.csr_matrix((self.edge_ways.astype(np.uint64), self.edge_to + (self.edge_delta - self.min_delta) * n,
                               self.edge_ptr), shape=(n, width * n))
 
@@ -161,7 +172,36 @@ class Table:
         )
 
     def __len__(self) -> int:
-        return len(self.states)
+        return len(self.codes)
+
+
+class StateIndex(Mapping):
+    """A table's dice state -> number, found by the state's code (a dict of 300,000 `DiceState`s would take
+    seconds to build, for a lookup or two)."""
+
+    def __init__(self, mode: Mode, codes: np.ndarray):
+        self._codes, self._values = _codes(mode), codes
+        self._order = np.argsort(codes, kind="stable")
+        self._sorted = codes[self._order]
+
+    def __getitem__(self, state: object) -> int:
+        if isinstance(state, DiceState):
+            try:
+                code = self._codes.code(state)
+            except (TypeError, ValueError):  # not counts, or an effect no mode has
+                raise KeyError(state) from None
+            k = int(np.searchsorted(self._sorted, code)) if -2**63 <= code < 2**63 else len(self._sorted)
+            if k < len(self._sorted) and int(self._sorted[k]) == code:
+                i = int(self._order[k])
+                if self._codes.state(code) == state:  # (a state out of the codes' range could share a code)
+                    return i
+        raise KeyError(state)
+
+    def __iter__(self) -> Iterator[DiceState]:
+        return iter(self._codes.states(self._values))
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 class _Codes:
@@ -416,11 +456,11 @@ def _compositions(k: int, most: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(takes, dtype=np.int64).reshape(-1, k), np.array([sum(t) for t in takes], dtype=np.int64)
 
 
-def _ordinary(faces: _Faces, recycle: str, every: np.ndarray, states, rows: np.ndarray) -> tuple:
-    """`_kernel` of the states ``every[rows]`` at once (a `_Kernels` maker; ``states(i)`` the state of
-    ``every[i]``): where the cup holds the dice to draw, the draws of every state as arrays (prod_k C(cup_k,
-    take_k) ways, in `roll._draw_ways`' order), each draw's roll read from `_faces_arrays` (one per dice rolled,
-    effects and rescuable brains: `faces`, the search's own); states that recycle first one by one (`_kernel`)."""
+def _ordinary(faces: _Faces, recycle: str, every: np.ndarray, rows: np.ndarray) -> tuple:
+    """`_kernel` of the states of codes ``every[rows]`` at once (a `_Kernels` maker): where the cup holds the dice
+    to draw, the draws of every state as arrays (prod_k C(cup_k, take_k) ways, in `roll._draw_ways`' order), each
+    draw's roll read from `_faces_arrays` (one per dice rolled, effects and rescuable brains: `faces`, the search's
+    own); states that recycle first one by one (`_kernel`)."""
     mode = faces.mode
     codes = every[rows]
     c, k = _codes(mode), len(mode.counts)
@@ -454,7 +494,7 @@ def _ordinary(faces: _Faces, recycle: str, every: np.ndarray, states, rows: np.n
     order = np.concatenate([drawn, recycles])
     if len(recycles):
         more = _each(lambda state: _split(_kernel(mode, state, recycle)),
-                     lambda j: states(int(rows[recycles[j]])))(np.arange(len(recycles)))
+                     lambda j: c.state(int(codes[recycles[j]])))(np.arange(len(recycles)))
         out["flat"].append(more[0])
         out["start"].append(more[1] + len(flat[0]))
         out["length"].append(more[2])
@@ -511,19 +551,17 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
 
     States are numbered as a breadth-first search that takes each state's results in `roll.transitions`'
     order numbers them: new states by their first appearance among the results of the states before them
-    in the queue, each state's results in order. Returns the states, their codes, and per state (sorted by
+    in the queue, each state's results in order. Returns the states' codes, and per state (sorted by
     delta, then target) the rolls' deltas, targets and ways, the denominator, bust and self-loop ways."""
     codes = _codes(mode)
-    states = [start]
     interned = _Interned()
     interned.ids(np.array([codes.code(start)], dtype=np.int64))
     kernels, faces = _Kernels(), _Faces(mode)
     ptr_parts, delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts = [], [], [], [], [], [], []
     lo = 0
-    while lo < len(states):
+    while lo < interned.count:
         chunk = interned.values[lo:lo + 16384]
-        queue = states[lo:lo + len(chunk)]
-        kid = kernels.of(codes.kernel_keys(chunk), partial(_ordinary, faces, recycle, chunk, queue.__getitem__))
+        kid = kernels.of(codes.kernel_keys(chunk), partial(_ordinary, faces, recycle, chunk))
         length = kernels.length[kid]
         cut = max(1, int(np.searchsorted(np.cumsum(length), _CHUNK, side="right")))
         hi, chunk, kid = lo + cut, chunk[:cut], kid[:cut]
@@ -536,10 +574,8 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
         bust = np.bincount(parent[busted], weights=ways[pos[busted]], minlength=cut).astype(np.int64)
         ok = ~busted
         parent, pos = parent[ok], pos[ok]
-        before = interned.count
         target_idx = interned.ids(chunk[parent] + add[pos])
-        states.extend(codes.states(interned.values[before:]))
-        n = len(states)
+        n = interned.count
         gains = gain[pos]
         if gains.size and (gains.min() < -_DELTAS // 2 or gains.max() >= _DELTAS // 2):
             raise ValueError("a roll shows more brains than the table's keys allow")
@@ -562,7 +598,7 @@ def _search(mode: Mode, start: DiceState, recycle: str) -> tuple:
         loop_parts.append(loop_ways)
         lo = hi
     edge_ptr = np.concatenate([[0], np.cumsum(np.concatenate(ptr_parts))]).astype(np.int64)
-    return (states, interned.values, edge_ptr, *(np.concatenate(x) for x in (
+    return (interned.values, edge_ptr, *(np.concatenate(x) for x in (
         delta_parts, to_parts, ways_parts, den_parts, bust_parts, loop_parts)))
 
 
@@ -617,8 +653,8 @@ def _table(mode_name: str, recycle: str, root: DiceState | None) -> Table:
     empty = tuple(0 for _ in mode.counts)
     start = DiceState(empty, empty, empty) if mode.plain else DiceState(empty, empty, empty, empty, empty, empty)
     start = root if root is not None else start
-    states, codes, ptr, delta, to, ways, den, bust, loop = _search(mode, start, recycle)
-    n = len(states)
+    codes, ptr, delta, to, ways, den, bust, loop = _search(mode, start, recycle)
+    n = len(codes)
     src = np.repeat(np.arange(n), np.diff(ptr))
     max_delta = int(delta.max(initial=0))
     min_delta = min(0, int(delta.min(initial=0)))
@@ -637,8 +673,7 @@ def _table(mode_name: str, recycle: str, root: DiceState | None) -> Table:
     return Table(
         mode=mode,
         recycle=recycle,
-        states=tuple(states),
-        index={s: i for i, s in enumerate(states)},
+        codes=codes,
         shotguns=shotguns,
         edge_ptr=ptr, edge_delta=delta, edge_to=to, edge_ways=ways, denominator=den, bust_ways=bust, loop_ways=loop,
         matrices=matrices,
@@ -865,8 +900,7 @@ class _BusSearch:
         """A `_Kernels` maker of ordinary rolls (`_ordinary`), each kernel's ways and denominator divided by their
         greatest common divisor."""
         def make(rows: np.ndarray) -> tuple:
-            (add, shown, gain, ways), start, length, (den, bust_at) = _ordinary(
-                self.faces, self.recycle, code, lambda i: self.codes.state(int(code[i])), rows)
+            (add, shown, gain, ways), start, length, (den, bust_at) = _ordinary(self.faces, self.recycle, code, rows)
             order = np.argsort(start)  # the kernels as their rows lie, one after another
             common = np.empty_like(den)
             common[order] = np.gcd(np.gcd.reduceat(ways, start[order]), den[order])
