@@ -415,9 +415,27 @@ class _Kernels:
 
     def __init__(self) -> None:
         self.keys = _Interned()
-        self.flat: tuple[np.ndarray, ...] = ()
+        self._flat: tuple[np.ndarray, ...] = ()  # `flat` with room to grow (doubled when full)
+        self._size = 0
         self.start = self.length = np.zeros(0, dtype=np.int64)
         self.per: tuple[np.ndarray, ...] = ()
+
+    @property
+    def flat(self) -> tuple[np.ndarray, ...]:
+        return tuple(a[:self._size] for a in self._flat)
+
+    def _append(self, flat: tuple[np.ndarray, ...]) -> None:
+        """`flat` after the results held: in place, the arrays doubled when full (concatenating the sequel's
+        22 chunks one by one copied them all 22 times)."""
+        size = self._size + len(flat[0])
+        if self._flat and size <= len(self._flat[0]):
+            for held, new in zip(self._flat, flat):
+                np.copyto(held[self._size:size], new, casting="safe")
+        else:
+            spare = max(size, 2 * self._size) - size
+            self._flat = tuple(np.concatenate([old[:self._size], new, np.empty(spare, dtype=new.dtype)])
+                               for old, new in zip(self._flat or tuple(a[:0] for a in flat), flat))
+        self._size = size
 
     def of(self, keys: np.ndarray, make) -> np.ndarray:
         """Kernel numbers of `keys`. New ones are made by ``make(rows)``, the rows of `keys` that first show them
@@ -428,9 +446,8 @@ class _Kernels:
         if self.keys.count > before:
             numbers, first = np.unique(ids, return_index=True)
             flat, start, length, per = make(first[numbers >= before])
-            offset = len(self.flat[0]) if self.flat else 0
-            self.flat = tuple(np.concatenate([old, new]) for old, new in zip(self.flat, flat)) if self.flat else flat
-            self.start = np.concatenate([self.start, start + offset])
+            self.start = np.concatenate([self.start, start + self._size])
+            self._append(flat)
             self.length = np.concatenate([self.length, length])
             self.per = tuple(np.concatenate([old, new]) for old, new in zip(self.per, per)) if self.per else per
         return ids

@@ -98,3 +98,20 @@ def test_a_state_code_reads_back_to_its_state(mode):
     assert codes.states(numbers) == list(states)
     assert [codes.state(c) for c in numbers.tolist()] == list(states)
     assert any(s.effects for s in states) == (mode != "original")
+
+
+def test_the_index_finds_every_state_and_nothing_else(table):
+    """`Table.index` finds a state by its code: every state at its number, and no other key, not even a state
+    outside the codes' range whose code is a table state's (7 green brains code as 1 yellow)."""
+    from analysis.position import DiceState
+
+    assert all(table.index[s] == i for i, s in enumerate(table.states))
+    assert len(table.index) == len(table) and list(table.index) == list(table.states)
+    real = next(s for s in table.states if s.brains[1] >= 1)
+    alias = real._replace(brains=(real.brains[0] + 7, real.brains[1] - 1, real.brains[2]))
+    unreachable = DiceState((0, 0, 0), (0, 1, 0), (0, 0, 0))
+    for key in (alias, unreachable, real._replace(effects=("no-such-effect",)), (0, 0, 0), "state"):
+        assert key not in table.index
+        with pytest.raises(KeyError):
+            table.index[key]
+    assert table.index.get(alias) is None
