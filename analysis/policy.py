@@ -400,7 +400,7 @@ def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | 
     width, low = table.max_delta - table.min_delta + 1, table.min_delta
     src = table.edge_from
     # [P_dmin | ... | P_dmax] over the renumbered states: one product with the levels T + dmin .. T + dmax
-    # laid end to end (a contiguous slice of the ring) is sum_d P_d V(., T + d)
+    # laid end to end (a contiguous slice of the ring) is sum_d P_d W(., T + d)
     p_edge = table.edge_ways / table.denominator[src]
     stack = sp.csr_matrix((p_edge, (where[src], (table.edge_delta - low) * n + where[table.edge_to])),
                           shape=(n, width * n))
@@ -465,7 +465,7 @@ def sweep_levels(table: Table, stop: np.ndarray, top: int, forced: np.ndarray | 
 def _head_times(m: sp.csr_matrix, k: int, x: np.ndarray) -> np.ndarray:
     """``m[:k] @ x`` by scipy's own kernel on `m`'s arrays: a matrix of their prefixes would copy them (scipy
     copies a view of less than half an array), which cost the sequel's solve more than a tenth of its time."""
-    out = np.zeros((k, *x.shape[1:]))
+    out, x = np.zeros((k, *x.shape[1:])), np.ascontiguousarray(x)  # (the kernel reads and writes flat arrays)
     if x.ndim == 1:
         _sparsetools.csr_matvec(k, m.shape[1], m.indptr, m.indices, m.data, x, out)
     else:

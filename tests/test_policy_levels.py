@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from analysis import Position
-from analysis.policy import Objective, solve, state_bounds, sweep
+from analysis.policy import Objective, solve, state_bounds, sweep, sweep_levels
 from analysis.table import table_for
 
 OPTIMAL = Objective()
@@ -40,3 +40,16 @@ def test_reading_past_the_levels_is_an_index_error():
         sol.roll[sol.top + 1, 0]
     with pytest.raises(IndexError):
         sol.value[0, len(sol.table)]
+
+
+def test_a_sweep_of_several_stop_columns_is_each_column_swept_alone():
+    """`sweep_levels` with a column per objective (expected brains, reach:8) gives each column's own sweep."""
+    table = table_for("original")
+    top = solve("original", "before-draw", OPTIMAL).top
+    brains = np.arange(top + 1 + table.max_delta, dtype=float)
+    columns = [brains, (brains >= 8).astype(float)]
+    together = sweep_levels(table, np.stack(columns, axis=1), top)
+    for k, stop in enumerate(columns):
+        alone = sweep_levels(table, stop, top)
+        for both, one in zip(together[3:], alone[3:]):  # rolls, values
+            assert np.abs(both[:, k] - one).max() < 1e-12 * top
