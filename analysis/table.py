@@ -38,7 +38,7 @@ it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, cached_property, lru_cache, partial
@@ -115,9 +115,15 @@ class Table:
         return tuple(_codes(self.mode).states(self.codes))
 
     @cached_property
-    def index(self) -> StateIndex:
+    def index(self) -> KeyIndex:
         """State -> number."""
-        return StateIndex(self.mode, self.codes)
+        codes = _codes(self.mode)
+
+        def encode(state: object) -> tuple[int, int] | None:
+            return (codes.code(state), 0) if isinstance(state, DiceState) else None
+
+        return KeyIndex(self.codes, np.zeros(len(self), dtype=np.int64), encode,
+                        lambda i: codes.state(int(self.codes[i])))
 
     @property
     def compulsory(self) -> bool:
@@ -175,33 +181,38 @@ class Table:
         return len(self.codes)
 
 
-class StateIndex(Mapping):
-    """A table's dice state -> number, found by the state's code (a dict of 300,000 `DiceState`s would take
-    seconds to build, for a lookup or two)."""
+class KeyIndex(Mapping):
+    """Key -> number for a table's states (or a bus table's nodes), found by their integer codes: a dice state's
+    code and a number for the rest (0, or a bus node's kind and tokens), in sorted arrays. A dict of 300,000 to
+    700,000 namedtuples takes seconds to build, for a lookup or two. ``encode(key)`` gives the two numbers (None:
+    not a key of this kind) and ``decode(i)`` number i's key, which a key found must equal (a key out of the codes'
+    range could share a table key's code)."""
 
-    def __init__(self, mode: Mode, codes: np.ndarray):
-        self._codes, self._values = _codes(mode), codes
-        self._order = np.argsort(codes, kind="stable")
-        self._sorted = codes[self._order]
+    def __init__(self, codes: np.ndarray, subs: np.ndarray, encode: Callable[[object], tuple[int, int] | None],
+                 decode: Callable[[int], object]):
+        self._order = np.lexsort((subs, codes))
+        self._codes, self._subs = codes[self._order], subs[self._order]
+        self._encode, self._decode = encode, decode
 
-    def __getitem__(self, state: object) -> int:
-        if isinstance(state, DiceState):
-            try:
-                code = self._codes.code(state)
-            except (TypeError, ValueError):  # not counts, or an effect no mode has
-                raise KeyError(state) from None
-            k = int(np.searchsorted(self._sorted, code)) if -2**63 <= code < 2**63 else len(self._sorted)
-            if k < len(self._sorted) and int(self._sorted[k]) == code:
+    def __getitem__(self, key: object) -> int:
+        try:
+            found = self._encode(key)
+        except (AttributeError, TypeError, ValueError):  # not dice or counts, or an effect or phase there is none of
+            found = None
+        if found is not None and -2**63 <= found[0] < 2**63:
+            lo, hi = (int(np.searchsorted(self._codes, found[0], side)) for side in ("left", "right"))
+            k = lo + int(np.searchsorted(self._subs[lo:hi], found[1]))
+            if k < hi and self._subs[k] == found[1]:
                 i = int(self._order[k])
-                if self._codes.state(code) == state:  # (a state out of the codes' range could share a code)
+                if self._decode(i) == key:
                     return i
-        raise KeyError(state)
+        raise KeyError(key)
 
-    def __iter__(self) -> Iterator[DiceState]:
-        return iter(self._codes.states(self._values))
+    def __iter__(self) -> Iterator:
+        return (self._decode(i) for i in range(len(self)))
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._order)
 
 
 class _Codes:
@@ -722,8 +733,8 @@ class BusTable:
 
     mode: Mode
     recycle: str
-    keys: tuple
-    index: dict
+    dice_codes: np.ndarray  # per node: its dice's code (`_Codes`; the stopped node: the start's)
+    subs: np.ndarray  # per node: its kind and phase or flag (`_node_key`), times _TOKENS, plus its shotgun tokens
     kind: np.ndarray
     shotguns: np.ndarray
     can_stop: np.ndarray
@@ -748,7 +759,33 @@ class BusTable:
     start = 0
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.kind)
+
+    @cached_property
+    def keys(self) -> tuple:
+        """Every node's key, by number (built on first use: a whole bus table's 600,000 take seconds)."""
+        used, at = np.unique(self.dice_codes, return_inverse=True)
+        states = _codes(self.mode).states(used)
+        subs, tokens = (self.subs // _TOKENS).tolist(), (self.subs % _TOKENS).tolist()
+        return tuple(_node_key(states[j], sub, t) for j, sub, t in zip(at.tolist(), subs, tokens))
+
+    @cached_property
+    def index(self) -> KeyIndex:
+        """Node key -> number."""
+        codes = _codes(self.mode)
+
+        def encode(key: object) -> tuple[int, int] | None:
+            if key == ("stopped",):
+                stopped = np.flatnonzero(self.subs == _STOP * _TOKENS)
+                return (int(self.dice_codes[stopped[0]]), _STOP * _TOKENS) if len(stopped) else None
+            parts = _node_parts(key)
+            return None if parts is None else (codes.code(parts[0]), parts[1] * _TOKENS + parts[2])
+
+        def decode(i: int) -> object:
+            sub = int(self.subs[i])
+            return _node_key(codes.state(int(self.dice_codes[i])), sub // _TOKENS, sub % _TOKENS)
+
+        return KeyIndex(self.dice_codes, self.subs, encode, decode)
 
     @property
     def compulsory(self) -> bool:
@@ -884,6 +921,33 @@ _SUBS, _TOKENS = 16, 32
 _ROLL, _BUS, _TYRE, _STOP = 6, 8, 10, 12
 _ACTIONS = ("roll", "get-off", "board", "stay")
 _PHASES = ("ready", "riding", "out")
+_AFTER = ("ready", "out")  # an ordinary roll's phase after it
+
+
+def _node_key(dice: DiceState, sub: int, tokens: int) -> object:
+    """A bus node's public key (see `BusTable`): its dice, sub and shotgun tokens."""
+    if sub < _ROLL:
+        return BusState(dice, _PHASES[sub // 2], sub % 2, tokens)
+    if sub < _BUS:
+        return ("roll", dice, _AFTER[sub - _ROLL], tokens)
+    if sub < _TYRE:
+        return ("bus", dice, sub - _BUS, tokens)
+    if sub < _STOP:
+        return TyreTracks(dice, sub - _TYRE, tokens)
+    return ("stopped",)
+
+
+def _node_parts(key: object) -> tuple[DiceState, int, int] | None:
+    """`_node_key` undone: (dice, sub, shotgun tokens), or None for what is no node's key (the stopped node's dice
+    are the start's: `BusTable.index` finds it by its sub)."""
+    if isinstance(key, BusState):
+        return key.dice, _PHASES.index(key.phase) * 2 + key.tokens, key.shotguns
+    if isinstance(key, TyreTracks):
+        return key.dice, _TYRE + key.tokens, key.shotguns
+    if isinstance(key, tuple) and len(key) == 4 and key[0] in ("roll", "bus"):
+        sub = _ROLL + _AFTER.index(key[2]) if key[0] == "roll" else _BUS + key[2]
+        return key[1], sub, key[3]
+    return None
 
 
 _NONE = (np.zeros(0, dtype=np.int64),) * 3 + (lambda p, ids: None,)  # no node of a kind on this level
@@ -1134,22 +1198,6 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     code = search.dice.values[x]
     kind = np.select([sub < _ROLL, sub < _TYRE, sub < _STOP], [DECISION, CHANCE, TYRE], STOPPED).astype(np.int8)
     shotguns = np.where(kind == STOPPED, 0, _codes(mode).shotgun_counts(code) + s)
-    # the public keys (see `BusTable`)
-    used, at = np.unique(x, return_inverse=True)
-    states = _codes(mode).states(search.dice.values[used])
-    keys = []
-    for j, c, t in zip(at.tolist(), sub.tolist(), s.tolist()):
-        if c < _ROLL:
-            keys.append(BusState(states[j], _PHASES[c // 2], c % 2, t))
-        elif c < _BUS:
-            keys.append(("roll", states[j], ("ready", "out")[c - _ROLL], t))
-        elif c < _TYRE:
-            keys.append(("bus", states[j], c - _BUS, t))
-        elif c < _STOP:
-            keys.append(TyreTracks(states[j], c - _TYRE, t))
-        else:
-            keys.append(("stopped",))
-    index = {k: i for i, k in enumerate(keys)}
     ai, a_slot, name, ac = (np.concatenate(c) for c in zip(*search.acts))
     actions = _grouped(ai, a_slot, list(zip([_ACTIONS[a] for a in name.tolist()], ac.tolist())), n)
     if search.opts:
@@ -1225,9 +1273,9 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     can_stop = kind == DECISION
     can_stop[0] = not root_is_start
     return BusTable(
-        mode=mode, recycle=recycle, keys=tuple(keys), index=index, kind=kind, shotguns=shotguns, can_stop=can_stop,
-        actions=tuple(actions), edge_ptr=edge_ptr, edge_delta=rd, edge_to=rj, edge_ways=rw, loops=tuple(loops),
-        bust=tuple(bust.tolist()), denominator=tuple(den.tolist()), options=tuple(options),
+        mode=mode, recycle=recycle, dice_codes=code, subs=key % (_SUBS * _TOKENS), kind=kind, shotguns=shotguns,
+        can_stop=can_stop, actions=tuple(actions), edge_ptr=edge_ptr, edge_delta=rd, edge_to=rj, edge_ways=rw,
+        loops=tuple(loops), bust=tuple(bust.tolist()), denominator=tuple(den.tolist()), options=tuple(options),
         matrices=matrices, bust_f=bust / den, gain_f=gain,
         blocks=blocks, cyclic=tuple(cyclic), min_delta=min_delta, max_delta=max_delta, root=root,
     )

@@ -307,6 +307,18 @@ def test_table_rows_are_the_rolls(rooted):
         assert rows == expect
 
 
+def test_the_index_finds_every_node_and_nothing_else(rooted):
+    """`BusTable.index` finds a node by its dice's code and its kind: every key at its number, the stopped node
+    among them, and no other key (another kind of node with the same dice, a phase or tokens it does not have)."""
+    _, table, root = rooted
+    assert [table.index[k] for k in table.keys] == list(range(len(table)))
+    assert table.index[root] == 0 and table.index[("stopped",)] in range(len(table))
+    for key in (root._replace(phase="out", tokens=1), root._replace(tokens=2), root._replace(phase="flying"),
+                TyreTracks(root.dice, 0, root.shotguns + 5), ("roll", root.dice, "riding", 0), ("bus", "dice", 0, 0),
+                root.dice, (), "stopped", ("stopped", 1)):
+        assert key not in table.index
+
+
 def test_sweep_order(rooted):
     _, table, _ = rooted
     block_of, place = table.block_of, {}
