@@ -136,30 +136,37 @@ class ExactTurn:
         worth their integer stop value, summed as integers; the others' exact values are added once each."""
         rest, values, needs = self._rest, self._values, self._choice_code  # 0: the policy stops
         ptr, delta, to, ways = self._ptr, self._delta, self._to, self._ways
+        # per pair on the stack, its results split once: those whose value it needs (where the policy may roll),
+        # and the others' ways times their stop values, summed
+        split: dict[tuple[int, int], tuple[list, int]] = {}
         stack = [(i0, score0)]
         while stack:
-            i, score = stack[-1]
+            i, score = key = stack[-1]
             if (score, i) in rest:
                 stack.pop()
                 continue
-            a, b = ptr[i], ptr[i + 1]
-            missing = [(j, score + d) for d, j in zip(delta[a:b], to[a:b])
-                       if (score + d, j) not in rest and needs(j, score + d)]
+            if key not in split:
+                a, b = ptr[i], ptr[i + 1]
+                needed, whole = [], 0
+                for d, j, w in zip(delta[a:b], to[a:b], ways[a:b]):
+                    if needs(j, score + d):
+                        needed.append((score + d, j, w))
+                    else:
+                        whole += w * self._stop_int(score + d)
+                split[key] = needed, whole
+            needed, whole = split[key]
+            missing = [(j, s) for s, j, _ in needed if (s, j) not in rest]
             if missing:
                 stack.extend(missing)
                 continue
             stack.pop()
-            whole, total = 0, mpq(0)
-            for d, j, w in zip(delta[a:b], to[a:b], ways[a:b]):
-                s = score + d
+            del split[key]
+            total = mpq(0)
+            for s, j, w in needed:
                 v = values.get((s, j))
-                if v is not None:
-                    total += w * v
-                elif needs(j, s):
+                if v is None:
                     v = values[(s, j)] = self._value_from_rest(j, s, rest[(s, j)])
-                    total += w * v
-                else:
-                    whole += w * self._stop_int(s)
+                total += w * v
             rest[(score, i)] = (total + whole) / self._den[i]
 
     def _value_from_rest(self, i: int, score: int, rest: mpq) -> mpq:
