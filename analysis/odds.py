@@ -75,8 +75,8 @@ class Odds:
     position: Position
     next_roll: NextRoll  # of `decision.roll_action`
     decision: Decision
-    score_distribution: dict[int, Fraction] | None  # final turn score -> probability, if rolling now (None: not
-    # asked for, `odds(..., distribution=False)`)
+    # final turn score -> probability, if rolling now (None: not asked for, `odds(..., distribution=False)`)
+    score_distribution: dict[int, Fraction] | None
     next_rolls: dict[str, NextRoll] = field(default_factory=dict)  # every rolling action -> its next roll
     give_up: tuple[GiveUp, ...] = ()  # School Bus: tyre tracks on the next roll
 

@@ -127,8 +127,8 @@ def render(result: dict[str, Any], lines: int = 10) -> str:
         worth = ", ".join(f"{c['give_up']} {c['value']['value']:.6f}" for c in g["choices"])
         out.append(f"  tyre tracks ({g['probability']['value']:.4%}, pile {' '.join(g['brain_pile']) or '-'}): "
                    f"give up {g['choice']}  [{worth}]")
-    if "turn" not in result:  # left out (`turn_left_out`), or the objective win
-        return "\n".join(out + [f"Final score: left out ({result['turn_left_out']})"] * ("turn_left_out" in result))
+    if "turn" not in result:  # the score distribution left out (`turn_left_out` says why)
+        return "\n".join([*out, f"Final score: left out ({result['turn_left_out']})"])
     scores = result["turn"]["score_distribution"]
     shown = f"first {lines} of {len(scores)}" if len(scores) > lines else "all"
     out += [f"Final score if you roll now and play on optimally ({shown})", "  score  probability"]
