@@ -2,11 +2,14 @@
 
 The float solution (policy.py) decides every action whose two values differ by more than
 ``MARGIN``; float error there is below 1e-12, so such decisions are certain. Exact rational
-values are then computed lazily, by the same equations as policy.py but in exact arithmetic
-(``gmpy2.mpq``), only for the states a question reaches, and memoised. Near-ties are settled by
-comparing the exact values, and an exact tie is reported as a tie. Denominators stay small: every
-probability is a product of hypergeometric and multinomial factors whose primes are at most 13 (17
-with a three-footprint die), so exact values cost little more than floats.
+values are then computed lazily, by the same equations as policy.py but in exact arithmetic, only
+for the states a question reaches, and memoised. Near-ties are settled by comparing the exact values,
+and an exact tie is reported as a tie. Every probability is a product of hypergeometric and
+multinomial factors whose primes are at most 13 (17 with a three-footprint die, larger only in
+``1 - p`` closing a self-loop), but a long turn multiplies many: from Santa's turn start the values
+have 5,000-bit denominators. Values are held as integers over one denominator per group of states
+(`ExactTurn._fill`), so a sum costs no gcd (``gmpy2.mpq`` additions of that size spend 100 times
+an addition's time on one).
 
 School Bus (`ExactBusTurn`, over a `BusSolution`): the same, with every option of a decision (stop and
 its actions), the loops of a chance node closed exactly (policy.py's formula, in rationals), and the
@@ -19,10 +22,13 @@ primes (a cyclic set's system solved modulo each) and is recovered exactly (`res
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import OrderedDict
 from fractions import Fraction
 from functools import lru_cache
 
+import gmpy2
 import numpy as np
 import scipy.sparse as sp
 from gmpy2 import mpq, mpz
@@ -67,20 +73,29 @@ class ExactTurn:
         self._ptr, self._delta = table.edge_ptr.tolist(), table.edge_delta.tolist()
         self._to, self._ways = table.edge_to.tolist(), table.edge_ways.tolist()
         self._den = table.denominator.tolist()
-        self._loop = [mpq(w, d) for w, d in zip(table.loop_ways.tolist(), self._den)]
+        self._loop_ways = table.loop_ways.tolist()
+        self._loop = [mpq(w, d) for w, d in zip(self._loop_ways, self._den)]
         self._bust = [mpq(w, d) for w, d in zip(table.bust_ways.tolist(), self._den)]
+        self._primes, self._own = _exponents(self._den, self._loop_ways)
         self._probabilities: dict[int, list[tuple[int, int, mpq]]] = {}  # `_edges`
         self._place = {}  # state -> (block, layer within the block)
+        self._block, self._layer = np.empty(len(table), dtype=np.int64), np.empty(len(table), dtype=np.int64)
         for b, block in enumerate(table.blocks):
             for k, layer in enumerate(block):
+                self._block[layer], self._layer[layer] = b, k
                 for i in layer.tolist():
                     self._place[i] = (b, k)
-        self._rest: dict[tuple[int, int], mpq] = {}
-        self._values: dict[tuple[int, int], mpq] = {}  # (score, state) -> V, where the policy may roll
+        # Values are held as integers over their group's common denominator (`_fill`): no sum costs a gcd
+        self._values: dict[tuple[int, int], tuple[mpz, int]] = {}  # (score, state) -> (D V, group), where it may roll
+        self._groups: list[tuple[tuple[int, ...], mpz]] = []  # per group, D and the exponents of its primes
+        self._ratios: dict[tuple[int, int], mpz] = {}  # (group, a group its results are in) -> the ratio of their Ds
         self._distributions: OrderedDict[tuple[int, int], dict[int, Fraction]] = OrderedDict()
         self._choice = self._choices().tobytes()  # indexed for every result visited: bytes read fastest
         self._rank, self._offsets = solution.rank.tolist(), solution.offsets.tolist()
         self._first = table.start if table.compulsory else -1  # the turn start: its roll is compulsory
+        self._target = solution.objective.target if solution.objective.kind == "reach" else None  # `_stop_int`
+        self._arrays = (table.edge_ptr, table.edge_delta, table.edge_to, table.edge_ways, solution.rank,
+                        np.asarray(solution.offsets), np.frombuffer(self._choice, dtype=np.int8))
 
     def _choices(self) -> np.ndarray:
         """Per (score, state) the solution holds (`Solution.slot`, up to each state's bound): 1 roll, 0 stop
@@ -122,73 +137,144 @@ class ExactTurn:
         k, lo = self._rank[i], self._offsets[score]  # Solution.slot, on lists
         return self._choice[lo + k] if k < self._offsets[score + 1] - lo else 0
 
-    def _rest_of(self, i: int, score: int) -> mpq:
-        """Sum over the non-loop, non-bust results of a roll of p * V(next), exactly (memoised)."""
-        key = (score, i)
-        if key not in self._rest:
-            self._fill(i, score)
-        return self._rest[key]
+    def _rests(self, members: list[tuple[int, int, list, int]], group: int | None) -> tuple[tuple[int, ...], mpz,
+                                                                                            list]:
+        """For pairs ``(score, state, needed, whole)`` (`_splits`) whose results' values are known, a common
+        denominator D of their rests, the exponents of its primes, and each pair's ``D rest``.
+
+        ``D rest = (sum_k ways_k * D V(j_k, T + d_k)) / den(i)``, an exact division: D is a multiple of every
+        rest's denominator. A value's denominator divides ``den(i)`` (or ``den(i) - loop(i)``, closing a
+        self-loop) times the lcm of its results' denominators, so per prime its exponent is at most the largest of
+        the states' own (`_exponents`) plus the largest of the results' groups'. `group` names D for the ratios
+        to the results' groups, which are kept (None: a D not kept)."""
+        values, groups = self._values, self._groups
+        ratios = self._ratios if group is not None else {}
+        parts = {values[(s, j)][1] for _, _, needed, _ in members for s, j, _ in needed}
+        own = [self._own[i] for _, i, _, _ in members]
+        exps = [groups[g][0] for g in parts] or [(0,) * len(self._primes)]
+        scale = tuple(map(sum, zip(map(max, zip(*own)), map(max, zip(*exps)))))
+        D = _power(self._primes, scale)
+        for g in parts:
+            if (group, g) not in ratios:
+                ratios[(group, g)] = gmpy2.divexact(D, groups[g][1])
+        rests = []
+        for _, i, needed, whole in members:
+            total = whole * D
+            for s, j, w in needed:
+                v, g = values[(s, j)]
+                total += w * v * ratios[(group, g)]
+            rests.append(gmpy2.divexact(total, self._den[i]))
+        return scale, D, rests
+
+    def _splits(self, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+        """Per pair (state, score), its roll's results split: those where the policy may roll, whose exact values it
+        needs (their scores, states and ways, pair after pair, and how many per pair), and the others' ways times
+        their integer stop values, summed per pair.
+
+        `_choice_code` and `_stop_int` on every result of the pairs at once (this runs for every pair reached)."""
+        ptr, delta, to, ways, rank, offsets, choice = self._arrays
+        top, first, target = self.solution.top, self._first, self._target
+        i = np.array([p[0] for p in pairs], dtype=np.int64)
+        a, n = ptr[i], ptr[i + 1] - ptr[i]
+        ends = np.cumsum(n)
+        owner = np.repeat(np.arange(len(pairs)), n)
+        k = np.arange(int(ends[-1])) + np.repeat(a - (ends - n), n)  # the results, pair after pair
+        s = delta[k] + np.array([p[1] for p in pairs], dtype=np.int64)[owner]
+        j, w = to[k], ways[k]
+        inside = s <= top
+        level = np.minimum(s, top)
+        place, lo = rank[j], offsets[level]
+        held = inside & (place < offsets[level + 1] - lo)
+        rolls = np.zeros(len(k), dtype=bool)
+        rolls[held] = choice[lo[held] + place[held]] != 0
+        if first >= 0:
+            rolls |= inside & (j == first)
+        worth = np.where(rolls, 0, w * (s if target is None else s >= target))
+        total = np.concatenate([[0], np.cumsum(worth)])
+        wholes = (total[ends] - total[ends - n]).tolist()
+        return s[rolls], j[rolls], w[rolls], np.bincount(owner[rolls], minlength=len(pairs)), wholes
 
     def _fill(self, i0: int, score0: int) -> None:
-        """Iterative post-order over the states that (i0, score0) needs, so deep chains cannot overflow.
+        """The exact value of every pair (i0, score0) needs, as integers over a common denominator per group.
 
-        ``rest(i, T) = (sum_k ways_k * V(j_k, T + d_k)) / den(i)``: the results where the policy stops are
-        worth their integer stop value, summed as integers; the others' exact values are added once each."""
-        rest, values, needs = self._rest, self._values, self._choice_code  # 0: the policy stops
-        ptr, delta, to, ways = self._ptr, self._delta, self._to, self._ways
-        # per pair on the stack, its results split once: those whose value it needs (where the policy may roll),
-        # and the others' ways times their stop values, summed
-        split: dict[tuple[int, int], tuple[list, int]] = {}
-        stack = [(i0, score0)]
-        while stack:
-            i, score = key = stack[-1]
-            if (score, i) in rest:
-                stack.pop()
-                continue
-            if key not in split:
-                a, b = ptr[i], ptr[i + 1]
-                needed, whole = [], 0
-                for d, j, w in zip(delta[a:b], to[a:b], ways[a:b]):
-                    if needs(j, score + d):
-                        needed.append((score + d, j, w))
-                    else:
-                        whole += w * self._stop_int(score + d)
-                split[key] = needed, whole
-            needed, whole = split[key]
-            missing = [(j, s) for s, j, _ in needed if (s, j) not in rest]
-            if missing:
-                stack.extend(missing)
-                continue
-            stack.pop()
-            del split[key]
-            total = mpq(0)
-            for s, j, w in needed:
-                v = values.get((s, j))
-                if v is None:
-                    v = values[(s, j)] = self._value_from_rest(j, s, rest[(s, j)])
-                total += w * v
-            rest[(score, i)] = (total + whole) / self._den[i]
+        A turn's fractions run to thousands of bits, where a gcd costs 100 times an addition; with the values of
+        a group held over one denominator D, a sum of them costs none (`_rests`). A group is a layer at a score
+        level (its pairs need none of each other's values); once its values are known, D and they are divided by
+        their gcd, so D is the group's least common denominator and every bound builds on the exact one.
 
-    def _value_from_rest(self, i: int, score: int, rest: mpq) -> mpq:
-        roll = self._roll_from_rest(i, score, rest)
-        choice = self._float_choice(i, score)
-        if choice == "roll":
+        The pairs (i0, score0) needs are found breadth first (a whole frontier's results split at once,
+        `_splits`), then valued group by group in the solvers' sweep order (blocks, score levels downwards,
+        layers: every result before the pairs that need it).
+        """
+        values, groups = self._values, self._groups
+        # the results each pair needs, laid end to end (score, state, ways; arrays, so that a whole turn's
+        # millions take little memory), and per pair (state, score) where its own start, how many, its stop ways
+        split: dict[tuple[int, int], tuple[int, int, int]] = {}
+        chunks: list[tuple[np.ndarray, ...]] = []
+        frontier, start = ([] if (score0, i0) in values else [(i0, score0)]), 0
+        while frontier:
+            s, j, w, counts, wholes = self._splits(frontier)
+            chunks.append((s, j, w))
+            ends = (np.cumsum(counts) + start).tolist()
+            split.update(zip(frontier, zip(ends, counts.tolist(), wholes)))
+            start = ends[-1]
+            frontier = [key for key in dict.fromkeys(zip(j.tolist(), s.tolist()))
+                        if (key[1], key[0]) not in values and key not in split]
+        if not split:
+            return
+        results = [np.concatenate(c) for c in zip(*chunks)]
+        del chunks
+        pairs = np.array(list(split), dtype=np.int64)
+        block, layer = self._block[pairs[:, 0]], self._layer[pairs[:, 0]]
+        order = np.lexsort((layer, -pairs[:, 1], block))
+        pairs, block, layer = pairs[order], block[order], layer[order]
+        starts = np.flatnonzero(np.diff(pairs[:, 1]) | np.diff(block) | np.diff(layer)) + 1
+        bounds = np.concatenate([[0], starts, [len(pairs)]]).tolist()
+        keys = [tuple(pair) for pair in pairs.tolist()]
+        for lo, hi in zip(bounds, bounds[1:]):
+            ends, counts, wholes = zip(*[split.pop(key) for key in keys[lo:hi]])
+            at = np.repeat(np.array(ends) - np.cumsum(counts), counts) + np.arange(sum(counts))
+            needed = list(zip(*(r[at].tolist() for r in results)))
+            cut = [0, *itertools.accumulate(counts)]
+            members = [(score, i, needed[cut[m]:cut[m + 1]], wholes[m]) for m, (i, score) in enumerate(keys[lo:hi])]
+            group = len(groups)
+            scale, D, rests = self._rests(members, group)
+            found = [self._value_from_rest(i, score, r, D) for (score, i, _, _), r in zip(members, rests)]
+            common = gmpy2.gcd(D, *found)
+            if common > 1:
+                found = [gmpy2.divexact(v, common) for v in found]
+                D = gmpy2.divexact(D, common)
+                scale = tuple(e - int(gmpy2.remove(common, p)[1]) if e else 0 for e, p in zip(scale, self._primes))
+            groups.append((scale, D))
+            for (score, i, _, _), v in zip(members, found):
+                values[(score, i)] = v, group
+
+    def _value_from_rest(self, i: int, score: int, rest: mpz, D: mpz) -> mpz:
+        """D V from D rest."""
+        roll = self._roll_from_rest(i, score, rest, D)
+        if self._float_choice(i, score) == "roll":
             return roll
-        return max(roll, self.stop(score))
+        return max(roll, self._stop_int(score) * D)
 
-    def _roll_from_rest(self, i: int, score: int, rest: mpq) -> mpq:
-        """roll = r / (1 - p) if that is at least S (or the rule rolls here), else r + p * S."""
-        p, stop = self._loop[i], self.stop(score)
-        if p == 0:
+    def _roll_from_rest(self, i: int, score: int, rest: mpz, D: mpz) -> mpz:
+        """D roll from D rest: roll = r / (1 - p) if that is at least S (or the rule rolls here), else r + p * S."""
+        loop = self._loop_ways[i]
+        if not loop:
             return rest
-        keep = rest / (1 - p)
-        if self._float_choice(i, score) == "roll" or (self._float_choice(i, score) is None and keep >= stop):
+        den, stop = self._den[i], self._stop_int(score) * D
+        keep = gmpy2.divexact(rest * den, den - loop)
+        choice = self._float_choice(i, score)
+        if choice == "roll" or (choice is None and keep >= stop):
             return keep
-        return rest + p * stop
+        return rest + gmpy2.divexact(loop * stop, den)
 
     def roll(self, i: int, score: int) -> mpq:
         """Exact value of rolling now and then playing the objective's policy."""
-        return self._roll_from_rest(i, score, self._rest_of(i, score))
+        if (score, i) not in self._values:
+            self._fill(i, score)
+        s, j, w, _, [whole] = self._splits([(i, score)])
+        _, D, [rest] = self._rests([(score, i, list(zip(s.tolist(), j.tolist(), w.tolist())), whole)], None)
+        return mpq(self._roll_from_rest(i, score, rest, D), D)
 
     def decision(self, i: int, score: int) -> str:
         """'roll', 'stop' or 'tie' (exactly equal values). The empty turn must roll."""
@@ -337,6 +423,36 @@ class ExactTurn:
             edges = self._probabilities[i] = [(d, j, mpq(w, den)) for d, j, w in
                                               zip(self._delta[a:b], self._to[a:b], self._ways[a:b])]
         return edges
+
+
+def _exponents(den: list[int], loop: list[int]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """The primes of every state's roll and, per state, their exponents in ``lcm(den, den - loop)``: the factor a
+    state's value may add to its results' denominators (``den`` for ``rest``, ``den - loop`` closing a self-loop)."""
+    own = [math.lcm(d, d - w) if w else d for d, w in zip(den, loop)]
+    factors = {f: _factor(f) for f in set(own)}
+    primes = tuple(sorted({p for f in factors.values() for p in f}))
+    vectors = {f: tuple(fs.get(p, 0) for p in primes) for f, fs in factors.items()}
+    return primes, [vectors[f] for f in own]
+
+
+def _factor(n: int) -> dict[int, int]:
+    """Prime -> exponent (trial division: a roll's ways number in the millions at most)."""
+    out, p = {}, 2
+    while p * p <= n:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + 1
+            n //= p
+        p += 1
+    if n > 1:
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def _power(primes: tuple[int, ...], exps: list[int]) -> mpz:
+    out = mpz(1)
+    for p, e in zip(primes, exps):
+        out *= mpz(p) ** e
+    return out
 
 
 def exact_turn(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,

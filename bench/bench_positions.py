@@ -60,7 +60,7 @@ def measure(body: dict, objective: str, flow: str) -> dict:
                "residues": exact._flow_in_residues}[flow]
     distribution = forward(i, position.score)
     return {"states": len(table), "rolls": len(table.edge_to), "table_cpu": table_s, "solve_cpu": solve_s,
-            "values_cpu": values_s, "distribution_cpu": lap(), "pairs": len(exact._rest),
+            "values_cpu": values_s, "distribution_cpu": lap(), "pairs": len(exact._values),
             "digits": len(str(value.denominator)), "scores": len(distribution), "value": float(value),
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}
 
