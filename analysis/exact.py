@@ -370,50 +370,67 @@ class ExactTurn:
         return {k: to_fraction(v) for k, v in sorted(final.items())}
 
     def _flow_residues(self, i0: int, score0: int, field: Residues) -> dict[int, Fraction] | None:
-        """`_flow_rationals` in residues (None if `field`'s primes were too few), a layer at a time: the states
-        of a layer that roll do so together, one sparse product of their ways (`Table.ways`) and their masses, each
-        over ``den - loop`` (the self-loop closed at once: ``mass / (1 - loop / den) * ways / den``)."""
+        """`_flow_rationals` in residues (None if `field`'s primes were too few), a layer at a time and as arrays:
+        the masses waiting in a layer are summed per state (`_Waiting`), the states of it that roll do so
+        together, one sparse product of their ways (`Table.ways`) and their masses, each over ``den - loop``
+        (the self-loop closed at once: ``mass / (1 - loop / den) * ways / den``), and what arrives is sorted
+        into the layers it waits in, a group at a time (Santa's turn start: 13.6 million masses arrive)."""
         t = self.solution.table
-        n, ways, den, loop, bust = len(t), t.ways, self._den, t.loop_ways.tolist(), t.bust_ways
+        n, ways, den, loop, bust = len(t), t.ways, t.denominator, t.loop_ways, t.bust_ways.astype(np.uint64)
         final: dict = {}
-        pending: dict[tuple[int, int], dict[int, dict]] = {}  # (block, score) -> layer -> state -> mass
-        step = max(1, (2**32 - 1) // max(den))  # states per product: the ways into one result stay below 2**32
+        pending: dict[tuple[int, int], dict[int, _Waiting]] = {}  # (block, score) -> layer -> masses waiting
+        step = max(1, (2**32 - 1) // int(den.max()))  # states per product: the ways into one result stay below 2**32
 
-        def add(i: int, score: int, mass) -> None:  # i < 0: the turn ends with `score`
-            if i < 0:
-                here, i = final, score
-            else:
-                b, k = self._place[i]
-                here = pending.setdefault((b, score), {}).setdefault(k, {})
-            field.accumulate(here, i, mass)
+        def end(score: int, mass: tuple[np.ndarray, int]) -> None:
+            field.accumulate(final, score, mass)
 
-        def roll(states: list[int], masses: list, score: int, closed: bool = True) -> None:
-            z = field.over(masses, [den[i] - loop[i] if closed else den[i] for i in states])
+        def roll(states: np.ndarray, masses: np.ndarray, score: int, closed: bool = True) -> None:
+            z = field.divided(masses, den[states] - loop[states] if closed else den[states])
             if not closed and loop[states[0]]:  # the forced first roll came back to where the policy stops
-                add(-1, score, field.times(z[0], loop[states[0]]))
-            busts = bust[states].astype(np.uint64)
-            if busts.any():
-                add(-1, 0, field.combine(sp.csr_matrix(busts[None, :]), z)[0])
-            for target, mass in field.results(ways[states], z):
-                d, j = divmod(target, n)
-                add(j, score + d + t.min_delta, mass)
+                end(score, field.times(z[0], int(loop[states[0]])))
+            if bust[states].any():
+                end(0, field.combine(sp.csr_matrix(bust[states][None, :]), z)[0])
+            targets, rows = field.arrivals(ways[states], z)
+            d, j = np.divmod(targets, n)
+            scores, blocks, layers = score + d + t.min_delta, self._block[j], self._layer[j]
+            order = np.lexsort((layers, scores, blocks))
+            keys = np.stack([blocks[order], scores[order], layers[order]])
+            cuts = np.flatnonzero((keys[:, 1:] != keys[:, :-1]).any(axis=0)) + 1
+            for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
+                b, s, k = keys[:, lo].tolist()
+                waiting = pending.setdefault((b, s), {}).setdefault(k, _Waiting())
+                waiting.add(j[order[lo:hi]], rows[order[lo:hi]], field)
 
-        roll([i0], [field.one()], score0, closed=self._rolls(i0, score0))
+        roll(np.array([i0]), field.one()[0][None, :], score0, closed=self._rolls(i0, score0))
         while pending:
             key = max(pending, key=self._first_of)
-            layers = pending[key]
+            layers, score = pending[key], key[1]
             while layers:
-                states, masses = [], []
-                for i, mass in layers.pop(max(layers)).items():
-                    if self._rolls(i, key[1]):
-                        states.append(i)
-                        masses.append(mass)
-                    else:
-                        add(-1, key[1], mass)
+                states, masses = layers.pop(max(layers)).summed(field)
+                rolls = self._rolls_at(states, score)
+                if not rolls.all():
+                    stops = masses[~rolls]
+                    end(score, (stops.sum(axis=0, dtype=np.uint64), len(stops) << 31))
+                states, masses = states[rolls], masses[rolls]
                 for lo in range(0, len(states), step):
-                    roll(states[lo:lo + step], masses[lo:lo + step], key[1])
+                    roll(states[lo:lo + step], masses[lo:lo + step], score)
             del pending[key]
         return field.fractions(dict(sorted(final.items())))
+
+    def _rolls_at(self, states: np.ndarray, score: int) -> np.ndarray:
+        """`_rolls` of many states at one score: the float solution's choices read at once (`_choice_code`),
+        near-ties settled exactly one by one."""
+        code = np.zeros(len(states), dtype=np.int8)
+        if score <= self.solution.top:
+            rank, offsets, choice = self._arrays[4:]
+            lo, k = int(offsets[score]), rank[states]
+            held = k < int(offsets[score + 1]) - lo
+            code[held] = choice[lo + k[held]]
+        out = code == 1
+        for m in np.flatnonzero(code == 2).tolist():
+            out[m] = self._rolls(int(states[m]), score)
+        out[states == self._first] = True
+        return out
 
     def _edges(self, i: int) -> list[tuple[int, int, mpq]]:
         """(delta, j, exact p) of every roll of state `i` but its self-loop (memoised: distributions read them)."""
@@ -1037,6 +1054,30 @@ class ExactBusTurn:
                     add(-1, 0, through[u] * p)
                 else:
                     add(j, s2, through[u] * p)
+
+
+class _Waiting:
+    """The masses that wait in one layer at one score (`ExactTurn._flow_residues`): arrays of states and their
+    reduced rows (32 bits), kept as they arrive and summed per state when the layer is taken, or sooner when they
+    have doubled since they were last summed (a state reached from many layers waits once)."""
+
+    def __init__(self) -> None:
+        self.states: list[np.ndarray] = []
+        self.rows: list[np.ndarray] = []
+        self.count = self.last = 0
+
+    def add(self, states: np.ndarray, rows: np.ndarray, field: Residues) -> None:
+        self.states.append(states)
+        self.rows.append(rows.astype(np.uint32))
+        self.count += len(states)
+        if self.count > 2 * self.last + 4096:
+            states, rows = self.summed(field)
+            self.states, self.rows, self.count = [states], [rows.astype(np.uint32)], len(states)
+            self.last = self.count
+
+    def summed(self, field: Residues) -> tuple[np.ndarray, np.ndarray]:
+        """The states (sorted) and the sum of each one's masses, reduced."""
+        return field.summed(np.concatenate(self.states), np.concatenate(self.rows))
 
 
 def _taken(b: int, pending: dict) -> dict:

@@ -123,8 +123,24 @@ class Residues:
 
     def over(self, masses: list[tuple[np.ndarray, int]], divisors: list[int]) -> np.ndarray:
         """Rows ``mass / divisor``, reduced (entries below 2**31)."""
-        x = np.stack([m[0] for m in masses]) % self.p
-        return (x * np.stack([self.inverse(d) for d in divisors])) % self.p
+        return self.divided(np.stack([m[0] for m in masses]), np.asarray(divisors, dtype=np.int64))
+
+    def divided(self, rows: np.ndarray, divisors: np.ndarray) -> np.ndarray:
+        """Rows ``row / divisor`` (each row's entries below 2**64), reduced: each distinct divisor inverted once."""
+        distinct, which = np.unique(divisors, return_inverse=True)
+        inverses = np.stack([self.inverse(int(d)) for d in distinct.tolist()])
+        return (rows % self.p * inverses[which]) % self.p
+
+    def summed(self, keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of each distinct key summed (rows below 2**32, fewer than 2**32 of them): the keys, sorted,
+        and their sums, reduced."""
+        distinct, which = np.unique(keys, return_inverse=True)
+        if len(distinct) == len(keys):
+            order = np.argsort(keys, kind="stable")
+            return keys[order], rows[order] % self.p
+        ones = np.ones(len(keys), dtype=np.uint64)
+        add = sp.csr_matrix((ones, (which, np.arange(len(keys)))), shape=(len(distinct), len(keys)))
+        return distinct, (add @ rows.astype(np.uint64)) % self.p
 
     def invert(self, x: np.ndarray) -> np.ndarray:
         """``1 / x`` modulo every prime, lane by lane (reduced `x`, no lane 0): ``x ** (p - 2)`` (Fermat), by
@@ -179,10 +195,15 @@ class Residues:
     def results(ways: sp.csr_matrix, rows: np.ndarray) -> list[tuple[int, tuple[np.ndarray, int]]]:
         """Rolling the nodes of `ways`' rows together, their reduced masses `rows` (in the same order): per
         column any of them reaches, the column and the mass arriving there (its sum over the nodes rolled)."""
-        sub = ways.tocoo()
-        targets, col = np.unique(sub.col, return_inverse=True)
-        w = sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), ways.shape[0]))
+        targets, w = _arriving(ways)
         return list(zip(targets.tolist(), Residues.combine(w, rows)))
+
+    def arrivals(self, ways: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`results` as arrays: the columns reached (sorted) and the masses arriving there, reduced."""
+        targets, w = _arriving(ways)
+        if w.nnz and w.sum(axis=1, dtype=np.uint64).max() >= 2**32:
+            raise ValueError("ways into one value pass 2**32: residues would overflow")
+        return targets, (w.astype(np.uint64) @ rows) % self.p
 
     def fractions(self, values: dict) -> dict | None:
         """Every value recovered as a `Fraction` (same keys), or None if `k` primes were too few."""
@@ -215,3 +236,11 @@ class Residues:
                     return None
             out[key] = value
         return out
+
+
+def _arriving(ways: sp.csr_matrix) -> tuple[np.ndarray, sp.csr_matrix]:
+    """The columns `ways` reaches (sorted), and per column its ways from each row: `ways` transposed, its empty
+    columns dropped."""
+    sub = ways.tocoo()
+    targets, col = np.unique(sub.col, return_inverse=True)
+    return targets, sp.csr_matrix((sub.data, (col, sub.row)), shape=(len(targets), ways.shape[0]))

@@ -135,3 +135,28 @@ def test_a_system_singular_modulo_a_prime_runs_again_past_it():
 
     assert recovered(flow, Fraction(1)) == {0: Fraction(1)}
     assert len(primes_used) == 2 and primes_used[0] == p < primes_used[1]
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), fractions(bits=20)), min_size=1, max_size=30),
+       st.lists(st.integers(1, 10**6), min_size=6, max_size=6))
+def test_array_sums_divisions_and_arrivals_are_the_fractions(masses, divisors):
+    """`summed` adds the rows of each key (repeated keys or none), `divided` divides each row by its own divisor,
+    `arrivals` sums the ways times rows into each column reached: as fractions would."""
+    field = Residues(8)
+    keys = np.array([k for k, _ in masses])
+    rows = np.stack([_residues(field, q) for _, q in masses]).astype(np.uint32)
+    distinct, sums = field.summed(keys, rows)
+    expected = {k: sum(q for key, q in masses if key == k) for k in sorted(set(keys.tolist()))}
+    assert distinct.tolist() == list(expected)
+    assert all((row == _residues(field, q)).all() for row, q in zip(sums, expected.values()))
+    each = np.array([divisors[k] for k in distinct.tolist()])
+    over = field.divided(sums, each)
+    assert all((row == _residues(field, q / d)).all() for row, q, d in zip(over, expected.values(), each.tolist()))
+    ways = sp.csr_matrix(np.array([[d % 7, 0, d % 5] for d in each.tolist()], dtype=np.uint64))
+    targets, arrived = field.arrivals(ways, over)
+    dense = ways.toarray()
+    reached = [c for c in range(3) if dense[:, c].any()]
+    assert targets.tolist() == reached
+    for c, row in zip(reached, arrived):
+        total = sum(int(w) * q / d for w, q, d in zip(dense[:, c], expected.values(), each.tolist()))
+        assert (row == _residues(field, total)).all()
