@@ -195,7 +195,7 @@ def answers() -> None:
               "(default: both).")
 def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | None) -> None:
     """Compute the answer to the start of a turn in each mode and store it, so that no one waits for it: a
-    server asked first takes seconds to minutes (Santa's: about 3 minutes, the base game's with the School
+    server asked first takes seconds to minutes (Santa's: about 90 s, the base game's with the School
     Bus one and a half). A stored answer is not computed again; a turn start the server refuses is skipped,
     with why."""
     from . import create_app
@@ -273,7 +273,7 @@ class Server(BaseApplication):
 @click.option("--workers", default=2, type=click.IntRange(min=1), show_default=True)
 @click.option("--timeout", default=900, type=click.IntRange(min=1), show_default=True,
               help="Seconds a request may run: an objective asked for the first time can take minutes (Santa's "
-                   "turn start: about 3; `zombie-odds answers warm` stores it beforehand).")
+                   "turn start: one and a half; `zombie-odds answers warm` stores it beforehand).")
 def serve(host: str, port: int, workers: int, timeout: int) -> None:
     """Serve the HTTP API with gunicorn."""
     Server({"bind": f"{host}:{port}", "workers": workers, "timeout": timeout, "preload_app": True}).run()
