@@ -3,6 +3,13 @@
 This is the one function the HTTP API, the CLI and the benchmarks call; it only gathers what
 roll.py (next roll), policy.py (float solution) and exact.py (exact values) compute.
 
+Where exact fractions are out of reach (Direct-to-Video Sequel with most of its turn ahead: its values
+run over ~6 million (state, score) pairs to the cap of 2,904 brains), ``odds(..., exact=False)`` answers
+from the float solution of the whole turn: the same equations over the same exact transition table, its
+values within `WITHIN` of the exact ones (``MARGIN``, the margin beyond which exact.py already trusts every
+float decision), so the decision is as certain as anywhere, and refused (`NearTie`) where the two values are
+closer than that. The next roll stays exact; there is no score distribution.
+
 With the School Bus a position has more actions than roll and stop (``board``, ``stay``, ``get-off``):
 `Decision.actions` values every legal one, `Odds.next_rolls` gives each rolling action's exact next
 roll, and ``roll`` / `Odds.next_roll` / `Odds.score_distribution` describe the best of the rolling
@@ -15,13 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .exact import exact_bus_turn, exact_turn, to_fraction
-from .policy import Objective, parse_objective
+from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
+from .policy import Objective, parse_objective, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
 from .table import bus_table_for, table_for
 
-__all__ = ["Odds", "Decision", "GiveUp", "odds", "TurnStartTooLarge", "NO_WHOLE_TURN"]
+__all__ = ["Odds", "Decision", "GiveUp", "odds", "TurnStartTooLarge", "NearTie", "NO_WHOLE_TURN", "WITHIN",
+           "within"]
 
 # Modes whose whole-turn table (every dice state from the turn start) is too large to build here:
 # their positions are answered from the states the position reaches, which is small mid-turn.
@@ -30,17 +38,31 @@ TOO_LARGE = "its whole turn, 303,836 dice states and 12 million rolls, solves in
             "fractions it passed 6 GiB"
 
 
+WITHIN = MARGIN  # a float value (`odds(..., exact=False)`) is this close to the exact one, relative to max(1, |v|)
+
+
+def within(value: float) -> float:
+    """The bound on ``|value - exact|`` of a float value from the solver (`WITHIN`, relative above 1)."""
+    return WITHIN * max(1.0, abs(value))
+
+
 class TurnStartTooLarge(NotImplementedError):
     """The turn start of a mode in `NO_WHOLE_TURN`: its next roll is available (`next_roll`), its
-    turn policy is not (exact fractions over the whole turn do not fit in memory)."""
+    turn policy is not in exact fractions (they do not fit in memory; in floats, `odds(..., exact=False)`)."""
+
+
+class NearTie(ValueError):
+    """Rolling and stopping are worth so nearly the same that only exact values could tell them apart, and
+    exact values are out of reach here (`odds(..., exact=False)`)."""
 
 
 @dataclass(frozen=True)
 class Decision:
     """The best action under an objective and the exact value of each action.
 
-    ``roll`` is the value of rolling now and then following the objective's policy; ``stop`` the
-    value of stopping now (at the start of a turn stopping is not allowed: its value is reported
+    ``roll`` is the value of rolling now and then following the objective's policy (a float, within
+    `WITHIN`, where the answer is not exact: `odds(..., exact=False)`); ``stop`` the value of stopping
+    now (at the start of a turn stopping is not allowed: its value is reported
     for comparison and the action is always ``roll``). ``actions`` maps every action legal here to
     its exact value: ``{"roll", "stop"}`` mid-turn, ``{"roll"}`` at the start of a turn; with the
     School Bus the legal ones of ``stop``, ``roll``, ``board``, ``stay``, ``get-off``. ``action`` is
@@ -50,9 +72,9 @@ class Decision:
 
     action: str  # "roll", "stop" or "tie" (School Bus: also "board", "stay", "get-off")
     objective: Objective
-    roll: Fraction
+    roll: Fraction | float
     stop: Fraction
-    actions: dict[str, Fraction] = field(default_factory=dict)  # every legal action -> its exact value
+    actions: dict[str, Fraction | float] = field(default_factory=dict)  # every legal action -> its value
     roll_action: str = "roll"  # the rolling action `roll` values (School Bus: the best one)
 
 
@@ -127,11 +149,16 @@ def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple
             tuple(d for d, n in zip(names, brains) for _ in range(n)))
 
 
-def odds(position: Position, objective: Objective | str = "expected-brains", distribution: bool = True) -> Odds:
+def odds(position: Position, objective: Objective | str = "expected-brains", distribution: bool = True,
+         exact: bool = True) -> Odds:
     """Exact next roll, decision and final-score distribution for `position` (with the School Bus, without the
-    distribution if not `distribution`: where YIELD's rescues make cycles, it can cost more than the rest)."""
+    distribution if not `distribution`: where YIELD's rescues make cycles, it can cost more than the rest).
+    Not `exact` (no School Bus): the exact next roll, the decision and float action values, no distribution
+    (`_float_odds`)."""
     if isinstance(objective, str):
         objective = parse_objective(objective)
+    if not exact:
+        return _float_odds(position, objective)
     if position.school_bus:
         return _bus_odds(position, objective, distribution)
     if position.game_mode.plain:
@@ -159,3 +186,33 @@ def odds(position: Position, objective: Objective | str = "expected-brains", dis
     )
     roll_now = next_roll(position)
     return Odds(position, roll_now, decision, exact.score_distribution(i, score), {"roll": roll_now})
+
+
+def _float_odds(position: Position, objective: Objective) -> Odds:
+    """`odds` from the float solution of the mode's whole turn (every state a turn reaches, so any position):
+    the roll's value within `within` of the exact one, the decision certain where the two values differ by
+    more than ``MARGIN * max(1, |stop|)`` (as exact.py decides), `NearTie` where they do not."""
+    if position.school_bus:
+        raise ValueError("School Bus positions are answered exactly only")
+    table = table_for(position.mode, position.recycle)
+    if position.state not in table.index:
+        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
+                                                      f"{position.mode}")])
+    solution = solve(position.mode, position.recycle, objective)
+    i, score = table.index[position.state], position.score
+    roll, stop = solution.values_at(i, score)
+    margin = MARGIN * max(1.0, abs(stop))
+    if position.turn_start:
+        action = "roll"  # the first roll of a turn is compulsory
+    elif objective.kind == "rule":
+        action = "stop" if objective.forced_stop(score, position.state.shotgun_count) else "roll"
+    elif abs(roll - stop) > margin:
+        action = "roll" if roll > stop else "stop"
+    else:
+        raise NearTie(f"rolling ({roll!r}) and stopping ({stop!r}) are worth the same within {margin:.0e}: only "
+                      "exact values could tell which is better, and this position's are out of reach")
+    exact_stop = Fraction(objective.stop_value(score))
+    decision = Decision(action=action, objective=objective, roll=roll, stop=exact_stop,
+                        actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": exact_stop})
+    roll_now = next_roll(position)
+    return Odds(position, roll_now, decision, None, {"roll": roll_now})

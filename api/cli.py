@@ -92,7 +92,9 @@ def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode:
 
 
 def _exact(value: dict[str, Any]) -> str:
-    """The exact fraction when it is short enough to read; --json has them all."""
+    """The exact fraction when it is short enough to read; --json has them all (a float value: its bound)."""
+    if "exact" not in value:
+        return f"float, within {value['within']:.0e}"
     exact = value["exact"]
     return exact if len(exact) <= 24 else f"{len(exact)}-character fraction, see --json"
 

@@ -13,7 +13,7 @@ import csv
 import io
 from typing import Any
 
-__all__ = ["csv_table", "one_value", "rows"]
+__all__ = ["NotExact", "csv_table", "one_value", "rows"]
 
 BASE_FIELDS = ("mode", "footprints", "brains", "shotguns", "banked", "recycle", "score", "cup")
 
@@ -71,13 +71,20 @@ def csv_table(answer: dict[str, Any]) -> str:
     return buffer.getvalue()
 
 
+class NotExact(ValueError):
+    """`one_value(..., exact=True)` of a value the answer has as a float only (schema `Approximate`)."""
+
+
 def one_value(answer: dict[str, Any], field: str, exact: bool = False) -> str:
-    """`bust`, `roll`, `stop` (a float, or `p/q` when `exact`) or `action`, as bare text; with the School
-    Bus, `board`, `stay` or `get-off`: that action's value (KeyError where it is not legal)."""
+    """`bust`, `roll`, `stop` (a float, or `p/q` when `exact`: `NotExact` where the answer has a float only) or
+    `action`, as bare text; with the School Bus, `board`, `stay` or `get-off`: that action's value (KeyError where
+    it is not legal)."""
     if field == "action":
         return answer["decision"]["action"]
     if field in ("bust", "roll", "stop"):
         value = answer["next_roll"]["bust"] if field == "bust" else answer["decision"][field]
     else:
         value = {a["action"]: a["value"] for a in answer["decision"].get("actions", ())}[field]
+    if exact and "exact" not in value:
+        raise NotExact(field)
     return value["exact"] if exact else repr(value["value"])

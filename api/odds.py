@@ -20,7 +20,7 @@ from flask import Blueprint, Response, current_app, g, jsonify
 
 from analysis import EFFECTS, Objective, Odds, Position, PositionError, odds, parse_objective
 from analysis.exact import fraction_text
-from analysis.odds import TurnStartTooLarge
+from analysis.odds import NearTie, TurnStartTooLarge, within
 from analysis.roll import legal_actions, next_roll
 from workers.store import CorruptEntry, Key, Store
 from workers.tasks import store
@@ -28,8 +28,8 @@ from workers.tasks import store
 from . import formats, tables
 from .errors import ApiError, FieldError
 
-__all__ = ["bp", "answer", "answer_for", "answer_key", "bust_text", "compute", "position_from", "refused_bust",
-           "shared_answer"]
+__all__ = ["bp", "answer", "answer_for", "answer_key", "approximate", "bust_text", "compute", "position_from",
+           "refused_bust", "shared_answer"]
 
 bp = Blueprint("odds", __name__)
 log = logging.getLogger(__name__)
@@ -42,16 +42,17 @@ PILES = ("footprints", "brains", "shotguns", *EXPANSION_FIELDS)
 COUNTS = ("banked", "bus_brains", "bus_shotguns")
 POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # Modes answered only near the end of a turn: the most shotguns a position may be from a bust, less one (`room`).
-# analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with
-# one shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 16 s of CPU and 0.9 GB),
-# with none (room 3) ~300,000 states whose exact values passed 5.7 GB. With the School Bus (phases and tokens
-# besides the dice) every Double Feature mode is answered only nearer the end. With rescues (Big Summer, the
-# sequel) YIELD makes cycles through lower scores, each a small linear system solved in residues: room 1 (seconds;
-# the sequel's reach:12 with two shotguns set aside 35 s); at room 2 Big Summer's bus table is the whole turn's, 50 s
-# to exact values of 31,000-bit denominators and 99 s and 15 GB more for the distribution (the sequel's room 2:
-# 1,043,126 nodes, 26 s for the table, 37 s for the policy, 19 s for exact values, 49 s and 9.4 GB more for the
-# distribution). Santa has no rescue: room 2 (one shotgun set aside, his helmet still possible) takes 6-30 s of CPU
-# and up to 2.1 GB; room 3 is his whole turn (6.6 million decision pairs to value).
+# analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with one
+# shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 16 s of CPU and 0.9 GB), with none
+# (room 3) ~300,000 states whose exact values passed 5.7 GB (21 GB after 20 minutes on 2026-12-01, unfinished): there
+# the answer is the float solution of the whole turn (`approximate`). With the School Bus (phases and tokens besides the
+# dice) every Double Feature mode is answered only nearer the end. With rescues (Big Summer, the sequel) YIELD makes
+# cycles through lower scores, each a small linear system solved in residues: room 1 (seconds; the sequel's reach:12
+# with two shotguns set aside 35 s); at room 2 Big Summer's bus table is the whole turn's, 50 s to exact values of
+# 31,000-bit denominators and 99 s and 15 GB more for the distribution (the sequel's room 2: 1,043,126 nodes, 26 s for
+# the table, 37 s for the policy, 19 s for exact values, 49 s and 9.4 GB more for the distribution). Santa has no
+# rescue: room 2 (one shotgun set aside, his helmet still possible) takes 6-30 s of CPU and up to 2.1 GB; room 3 is his
+# whole turn (6.6 million decision pairs to value).
 MAX_ROOM = {"direct-to-video-sequel": 2}
 BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2, "direct-to-video-sequel": 1}
 # One shotgun further from a bust than `BUS_MAX_ROOM`, the modes with rescues are answered with the bus without the
@@ -96,13 +97,17 @@ def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
 def compute(position: Position, objective: str) -> Odds:
     """`analysis.odds`, memoised: exact score distributions near the start of a turn take seconds.
 
-    A position too large to solve here (`too_large`) is a 422 naming why, never a 500."""
+    A position too large to solve here (`too_large`) is a 422 naming why, never a 500; so is one whose answer
+    would be in floats (`approximate`) where rolling and stopping are too nearly equal for floats to decide."""
     fault = too_large(position, parse_objective(objective))
     try:
         if fault is None:
-            return odds(position, objective, distribution=left_out(position) is None)
+            return odds(position, objective, distribution=left_out(position) is None,
+                        exact=approximate(position) is None)
     except TurnStartTooLarge as e:
         fault = FieldError("mode", str(e))
+    except NearTie as e:
+        fault = FieldError("shotguns", f"{room(position) + 1} shotguns from a bust: {e}")
     hint = "; its next roll's bust chance alone: /v1/bust.txt" if _only_rolling_action(position) else ""
     raise ApiError(422, f"position too large to solve: {fault.field}: {fault.reason}{hint}", [fault])
 
@@ -127,11 +132,28 @@ def max_room(position: Position) -> int | None:
     return MAX_ROOM.get(position.mode)
 
 
+def approximate(position: Position) -> str | None:
+    """Why the answer to this position has float values and no score distribution (None: it is exact): a
+    mode answered exactly only near the end of a turn (`MAX_ROOM`), without the School Bus, further from a
+    bust. Its values are the float solution of the whole turn (`analysis.odds.odds(..., exact=False)`)."""
+    limit = max_room(position)
+    if position.school_bus or limit is None or room(position) <= limit:
+        return None
+    where = "the start of a turn" if position.turn_start else f"{room(position) + 1} shotguns from a bust"
+    return (f"{where} (counting a helmet Santa may still show), mode {position.mode} has most of its turn ahead: "
+            "about 6 million (state, score) pairs up to its cap of 2,904 brains, whose exact fractions did not fit "
+            "in 21 GB; so the values of rolling are floats, solved over the exact transition table and within "
+            "1e-9 (relative above 1) of the exact ones, the decision certain, and the exact score distribution is "
+            f"given from {limit + 1} shotguns from a bust")
+
+
 def left_out(position: Position) -> str | None:
     """Why the answer to this position leaves out the turn's score distribution (None: it does not; a position
     `too_large` refuses is not answered at all)."""
     limit = max_room(position)
-    if not position.school_bus or limit is None or room(position) <= limit:
+    if not position.school_bus:
+        return approximate(position)
+    if limit is None or room(position) <= limit:
         return None
     return (f"{room(position) + 1} shotguns from a bust (counting shotgun tokens and a helmet Santa may still show), "
             f"mode {position.mode} with the School Bus has most of its turn ahead, where YIELD's rescues make "
@@ -152,7 +174,7 @@ def too_large(position: Position, objective: Objective | None = None) -> FieldEr
             return FieldError("objective", f"in mode {position.mode} {room(position) + 1} shotguns from a bust "
                                            f"(at most {limit + 1}: any target) {above}")
     limit = max_room(position)
-    if limit is None or room(position) <= limit:
+    if limit is None or room(position) <= limit or not position.school_bus:  # further from a bust: `approximate`
         return None
     kind = f"mode {position.mode}{' with the School Bus' if position.school_bus else ''}"
     values = BUS_VALUES_ROOM.get(position.mode) if position.school_bus else None
@@ -175,6 +197,11 @@ def too_large(position: Position, objective: Objective | None = None) -> FieldEr
 
 def _exact(x: Fraction) -> dict[str, Any]:
     return {"exact": fraction_text(x), "value": float(x)}
+
+
+def _value(x: Fraction | float) -> dict[str, Any]:
+    """An action's value: exact (schema `Exact`), or a float and its error bound (`Approximate`)."""
+    return _exact(x) if isinstance(x, Fraction) else {"value": x, "within": within(x)}
 
 
 def answer(o: Odds) -> dict[str, Any]:
@@ -203,7 +230,7 @@ def answer(o: Odds) -> dict[str, Any]:
         "decision": {
             "action": decision.action,
             "objective": decision.objective.name,
-            "roll": _exact(decision.roll),
+            "roll": _value(decision.roll),
             "stop": _exact(decision.stop),
             **({"actions": _actions(o)} if double_feature or bus else {}),
             **({"give_up": _give_up(o)} if bus else {}),
@@ -217,7 +244,7 @@ def answer(o: Odds) -> dict[str, Any]:
 def _actions(o: Odds) -> list[dict[str, Any]]:
     """Every legal action with its value (schema `ActionValue`) and, for an action that rolls, its roll."""
     rolls = {a: {"bust": _exact(r.bust), "expected_brains": _exact(r.expected_brains)} for a, r in o.next_rolls.items()}
-    return [{"action": action, "value": _exact(value), **({"next_roll": rolls[action]} if action in rolls else {})}
+    return [{"action": action, "value": _value(value), **({"next_roll": rolls[action]} if action in rolls else {})}
             for action, value in o.decision.actions.items()]
 
 
@@ -299,7 +326,9 @@ def refused_bust(position: Position) -> dict[str, Any] | None:
     start), so a spreadsheet still gets it. None otherwise: read it from the answer, as every other form does
     (with the School Bus's choice of rolling actions it is the best one's, which does need the policy)."""
     action = _only_rolling_action(position)
-    return None if action is None or too_large(position) is None else _exact(next_roll(position, action).bust)
+    if action is None or (too_large(position) is None and approximate(position) is None):
+        return None
+    return _exact(next_roll(position, action).bust)
 
 
 def _only_rolling_action(position: Position) -> str | None:
@@ -326,6 +355,10 @@ def get_odds_value() -> Response:
     result, field = answer_for(g.params), g.params["field"]
     try:
         text = formats.one_value(result, field, exact=g.params["exact"])
+    except formats.NotExact:
+        raise ApiError(422, f"exact: {field} is a float here", [FieldError(
+            "exact", f"{field} is a float in this answer, not an exact fraction: {result['turn_left_out']}; "
+                     "drop exact")]) from None
     except KeyError:  # a School Bus action that is not legal here
         legal = ", ".join(a["action"] for a in result["decision"].get("actions", ())) or "roll, stop"
         raise ApiError(422, f"field: {field} is not a legal action here", [

@@ -157,13 +157,15 @@ def test_answers_warm_stores_the_turn_start_the_api_serves(tmp_path: Path, monke
     from api.odds import answer_key
 
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
-    result = run("answers", "warm", "--mode", "original", "--mode", "direct-to-video-sequel", "--no-school-bus")
+    result = run("answers", "warm", "--mode", "original", "--no-school-bus")
     assert result.exit_code == 0, result.output
     key = answer_key(Position(), "expected-brains")
     assert Store(tmp_path).get(key)[0] == client.get("/v1/odds").get_json()
     assert "original, before-draw: stored in " in result.output
-    assert "direct-to-video-sequel, before-draw: skipped (mode: the start of a turn in mode direct-to-video-sequel" \
-        in result.output
+    refused = run("answers", "warm", "--mode", "direct-to-video-sequel", "--school-bus")
+    assert refused.exit_code == 0, refused.output
+    assert "direct-to-video-sequel, before-draw, School Bus: skipped (mode: the start of a turn in mode " \
+           "direct-to-video-sequel with the School Bus" in refused.output
     again = run("answers", "warm", "--mode", "original", "--no-school-bus", "--variant", "draw-then-recycle",
                 "--variant", "before-draw")
     assert again.exit_code == 0, again.output

@@ -20,8 +20,9 @@ over a transition table of the states its own turn can still reach, built for th
 4,000 states (about a second) when the next shotgun busts (`room` 0, api.odds.room), 15,000 to
 35,000 states (10-30 s, up to 1 GB) with one more shotgun to go, and the whole turn (51,000 to 63,000
 states: a minute or more and 2.4 GB each) with none or at the start of a turn. So a valid Double
-Feature position is generated only at room 0; direct-to-video-sequel positions the API refuses as
-too early in the turn (a cheap 422) are all generated, as is every invalid combination.
+Feature position is generated only at room 0 (direct-to-video-sequel's before its first shotgun too:
+they are answered from the float solution of its whole turn, ~30 s and 2.5 GB once per process, which
+tests/test_api_expansions.py checks against the spec), as is every invalid combination.
 
 The School Bus multiplies those states by its phases and tokens: its base-game table is the whole
 turn (minutes of CPU, built once per process; tests/test_bus.py builds it), a Double Feature position
