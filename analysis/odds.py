@@ -4,11 +4,13 @@ This is the one function the HTTP API, the CLI and the benchmarks call; it only 
 roll.py (next roll), policy.py (float solution) and exact.py (exact values) compute.
 
 Where exact fractions are out of reach (Direct-to-Video Sequel with most of its turn ahead: its values
-run over ~6 million (state, score) pairs to the cap of 2,904 brains), ``odds(..., exact=False)`` answers
-from the float solution of the whole turn: the same equations over the same exact transition table, its
-values within `WITHIN` of the exact ones (``MARGIN``, the margin beyond which exact.py already trusts every
-float decision), so the decision is as certain as anywhere, and refused (`NearTie`) where the two values are
-closer than that. The next roll stays exact; there is no score distribution.
+run over ~6 million (state, score) pairs to the cap of 2,904 brains; Santa's whole School Bus turn, 8.2
+million (node, score) pairs), ``odds(..., exact=False)`` answers from the float solution of the turn (with
+the bus, the solver keeps the values of the nodes the answer reads: `BusSolution.watched_value`): the same
+equations over the same exact transition table, its values within `WITHIN` of the exact ones (``MARGIN``,
+the margin beyond which exact.py already trusts every float decision), so the decision is as certain as
+anywhere, and refused (`NearTie`) where the best two values are closer than that. The next roll stays
+exact; there is no score distribution.
 
 With the School Bus a position has more actions than roll and stop (``board``, ``stay``, ``get-off``):
 `Decision.actions` values every legal one, `Odds.next_rolls` gives each rolling action's exact next
@@ -22,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
-from .policy import Objective, parse_objective, solve
+from .policy import Objective, bus_solve, parse_objective, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
 from .table import bus_table_for, table_for
@@ -153,12 +157,12 @@ def odds(position: Position, objective: Objective | str = "expected-brains", dis
          exact: bool = True) -> Odds:
     """Exact next roll, decision and final-score distribution for `position` (with the School Bus, without the
     distribution if not `distribution`: where YIELD's rescues make cycles, it can cost more than the rest).
-    Not `exact` (no School Bus): the exact next roll, the decision and float action values, no distribution
-    (`_float_odds`)."""
+    Not `exact`: the exact next roll, the decision and float action values, no distribution (`_float_odds`,
+    `_bus_float_odds`)."""
     if isinstance(objective, str):
         objective = parse_objective(objective)
     if not exact:
-        return _float_odds(position, objective)
+        return (_bus_float_odds if position.school_bus else _float_odds)(position, objective)
     if position.school_bus:
         return _bus_odds(position, objective, distribution)
     if position.game_mode.plain:
@@ -192,8 +196,6 @@ def _float_odds(position: Position, objective: Objective) -> Odds:
     """`odds` from the float solution of the mode's whole turn (every state a turn reaches, so any position):
     the roll's value within `within` of the exact one, the decision certain where the two values differ by
     more than ``MARGIN * max(1, |stop|)`` (as exact.py decides), `NearTie` where they do not."""
-    if position.school_bus:
-        raise ValueError("School Bus positions are answered exactly only")
     table = table_for(position.mode, position.recycle)
     if position.state not in table.index:
         raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
@@ -206,13 +208,67 @@ def _float_odds(position: Position, objective: Objective) -> Odds:
         action = "roll"  # the first roll of a turn is compulsory
     elif objective.kind == "rule":
         action = "stop" if objective.forced_stop(score, position.state.shotgun_count) else "roll"
-    elif abs(roll - stop) > margin:
-        action = "roll" if roll > stop else "stop"
     else:
-        raise NearTie(f"rolling ({roll!r}) and stopping ({stop!r}) are worth the same within {margin:.0e}: only "
-                      "exact values could tell which is better, and this position's are out of reach")
+        action = _best({"roll": roll, "stop": stop}, margin)
     exact_stop = Fraction(objective.stop_value(score))
     decision = Decision(action=action, objective=objective, roll=roll, stop=exact_stop,
                         actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": exact_stop})
     roll_now = next_roll(position)
     return Odds(position, roll_now, decision, None, {"roll": roll_now})
+
+
+def _best(values: dict[str, Fraction | float], margin: float, tie: str | None = None) -> str:
+    """The option worth the most, where it beats every other by more than `margin`, or where the options within
+    `margin` of it are all exact: the first of the best of those (`tie` if given and two share it); else
+    `NearTie` (a float this close to another could be either side of it)."""
+    top = max(float(v) for v in values.values())
+    near = [a for a, v in values.items() if top - float(v) <= margin]
+    if len(near) > 1 and not all(isinstance(values[a], Fraction) for a in near):
+        close = " and ".join(f"{a} ({float(values[a])!r})" for a in near)
+        raise NearTie(f"{close} are worth the same within {margin:.0e}: only exact values could tell which is "
+                      "better, and this position's are out of reach")
+    best = max(values[a] for a in near)
+    winners = [a for a in near if values[a] == best]
+    return winners[0] if len(winners) == 1 or tie is None else tie
+
+
+def _bus_float_odds(position: Position, objective: Objective) -> Odds:
+    """`_bus_odds` from the float solution of the bus table the position reaches: every legal action's value
+    (the chance node it rolls, kept by the solver at every level: `BusSolution.watched_value`), the decision
+    where the best action beats the others by more than the margin, tyre tracks' choices likewise (`NearTie`
+    where they do not; a choice after which the policy certainly stops is worth its stop value exactly, so
+    equal ones are a tie, as in exact answers); the next rolls exact."""
+    mode, state = position.game_mode, position.bus_state
+    table = bus_table_for(position.mode, position.recycle, state)
+    rolls = [a for a in legal_actions(mode, state) if a != "stop"]
+    next_rolls = {a: next_roll(position, a) for a in rolls}
+    actions, index = dict(table.actions[0]), table.index
+    choices = [index[s] for r in next_rolls.values() for t in r.transitions for _, s in t.choices]
+    solution = bus_solve(position.mode, position.recycle, objective, state, watched=(*actions.values(), *choices))
+    score = position.score
+    stop = Fraction(objective.stop_value(score))
+    values: dict[str, Fraction | float] = {"stop": stop} if table.can_stop[0] else {}
+    for a in rolls:
+        value = solution.watched_value(actions[a], score)
+        if value == -np.inf:
+            raise NearTie(f"{a} is worth less than stopping here but was not solved (the turn's score {score} is "
+                          "above the most at which the solver rolls); only exact values would give its value")
+        values[a] = value
+    margin = MARGIN * max(1.0, abs(float(stop)))
+    best = _best(values, margin, tie="tie")
+    roll_action = best if best in rolls else max(rolls, key=lambda a: values[a])
+    decision = Decision(action=best, objective=objective, roll=values[roll_action], stop=stop, actions=values,
+                        roll_action=roll_action)
+    def worth(i: int, level: int) -> Fraction | float:
+        if table.can_stop[i] and solution.candidates(i, level) == 1:  # it certainly stops
+            return Fraction(objective.stop_value(level))
+        return solution.watched_value(i, level)
+
+    give_up = []
+    for t in next_rolls[roll_action].transitions:
+        if t.choices:
+            values_ = {g: worth(index[s], score + t.brains) for g, s in t.choices}
+            footprints, pile = _before_giving_up(position, t.choices[0])
+            choice = _best(values_, MARGIN * max(1.0, *(abs(float(v)) for v in values_.values())))
+            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, choice, values_, footprints, pile))
+    return Odds(position, next_rolls[roll_action], decision, None, next_rolls, tuple(give_up))

@@ -509,9 +509,22 @@ class BusSolution:
     top: int
     candidate_nodes: tuple[np.ndarray, ...]  # per level: sorted decision nodes
     candidate_masks: tuple[np.ndarray, ...]  # per level: their masks
-    root_values: np.ndarray  # float value of node 0 (the root) per level 0..top
+    watched_values: np.ndarray  # per level 0..top, the float value of each of `watched` (-inf: not solved there)
     capped: bool = False
     passes: int = 1
+    watched: tuple[int, ...] = (0,)  # nodes whose values the sweep keeps at every level: the root first
+
+    @property
+    def root_values(self) -> np.ndarray:
+        """The float value of node 0 (the root) per level 0..top."""
+        return self.watched_values[:, 0]
+
+    def watched_value(self, i: int, score: int) -> float:
+        """The float value of watched node `i` at `score`: -inf for a roll above its block's bound (not solved:
+        worth less than stopping), the stop value for a decision above `top`."""
+        if score > self.top:
+            return -np.inf if self.table.kind[i] == CHANCE else float(self.objective.stop_value(score))
+        return float(self.watched_values[score, self.watched.index(i)])
 
     def candidates(self, i: int, score: int) -> int:
         """The bitmask of the options of decision node `i` at `score` worth within 1e-9 of its best."""
@@ -581,7 +594,7 @@ def bus_block_bounds(table: BusTable) -> np.ndarray:
 
 
 def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray, back: np.ndarray,
-              tops: np.ndarray | None = None, settled: Settled | None = None,
+              tops: np.ndarray | None = None, settled: Settled | None = None, watched: tuple[int, ...] = (0,),
               ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, Settled | None]:
     """The backward induction over a bus table (module docstring), as a wavefront over (block, level).
 
@@ -590,7 +603,8 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     values the pass computes there are returned for the next. Above ``tops[b]`` (block ``b``'s bound)
     every decision of block ``b`` stops and its rolls are worth less: they are not computed (a roll is
     then worth -inf to the decisions that read it). Returns, per level, the decision nodes with
-    candidates other than stop alone and their masks, the root's value per level, `back`, and the blocks
+    candidates other than stop alone and their masks, the values of the `watched` nodes per level (the root
+    first), `back`, and the blocks
     before the first cyclic one as `Settled` (no pass changes them: a pass given them reads their values there
     instead of computing them again)."""
     n = len(table)
@@ -623,7 +637,9 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
 
     nodes_at: list[list[np.ndarray]] = [[] for _ in range(top + 1)]
     masks_at: list[list[np.ndarray]] = [[] for _ in range(top + 1)]
-    root = np.zeros(top + 1)
+    watch = np.array(watched, dtype=np.int64)
+    seen = np.zeros((top + 1, len(watch)))
+    watched_in = [np.flatnonzero(table.block_of[watch] == b) for b in range(blocks)]
     arrays = table.layer_arrays
     rolls = [np.flatnonzero((table.block_of == b) & (table.kind == CHANCE)) for b in range(blocks)]
     for key in range(top, -(blocks - 1) * lag - 1, -1):
@@ -634,6 +650,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
             here = level(t)
             if tops is not None and t > tops[b]:
                 here[rolls[b]] = -np.inf
+                seen[t, watched_in[b]] = here[watch[watched_in[b]]]
                 continue
             s = stop[t]
             for entry in arrays[b]:
@@ -681,8 +698,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                 tyre = entry["tyre"]
                 if len(tyre):
                     here[tyre] = here[entry["options"]].max(axis=1)
-            if b == table.block_of[0]:
-                root[t] = here[0]
+            seen[t, watched_in[b]] = here[watch[watched_in[b]]]
         for t in [t for t in levels if t > key + table.max_delta + (blocks - 1) * lag + lag]:
             done(t, levels.pop(t))
     for t, v in levels.items():
@@ -697,28 +713,28 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
         else:
             nodes.append(np.zeros(0, dtype=int))
             masks.append(np.zeros(0, dtype=np.int8))
-    if settled is not None:  # the settled blocks' candidates and root values, from the pass that computed them
+    if settled is not None:  # the settled blocks' candidates and watched values, from the pass that computed them
         nodes, masks = _merged(settled.candidates, (nodes, masks))
-        if table.block_of[0] < skip:
-            root = settled.root
-        return nodes, masks, root, after, settled
+        early = table.block_of[watch] < skip
+        seen[:, early] = settled.watched[:, early]
+        return nodes, masks, seen, after, settled
     if first_cyclic == blocks:
-        return nodes, masks, root, after, None
+        return nodes, masks, seen, after, None
     block_of = table.block_of
     early = [(a[block_of[a] < first_cyclic], m[block_of[a] < first_cyclic]) for a, m in zip(nodes, masks)]
-    return nodes, masks, root, after, Settled(first_cyclic, read, kept, tuple(zip(*early)), root)
+    return nodes, masks, seen, after, Settled(first_cyclic, read, kept, tuple(zip(*early)), seen)
 
 
 @dataclass(frozen=True)
 class Settled:
     """The blocks before a bus table's first cyclic one, as one pass of `bus_sweep` left them: their values that
-    later blocks read (nodes ``nodes``, per level), their candidates per level, and the root's values."""
+    later blocks read (nodes ``nodes``, per level), their candidates per level, and the watched nodes' values."""
 
     blocks: int
     nodes: np.ndarray
     values: dict[int, np.ndarray]
     candidates: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
-    root: np.ndarray
+    watched: np.ndarray
 
 
 def _read_later(table: BusTable, first: int) -> np.ndarray:
@@ -746,14 +762,17 @@ def _merged(one: tuple, two: tuple) -> tuple[list[np.ndarray], list[np.ndarray]]
 
 
 def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
-              margin: int = CAP_MARGIN) -> BusSolution:
+              margin: int = CAP_MARGIN, watched: tuple[int, ...] = ()) -> BusSolution:
     """Solve one objective over every School Bus node of a mode, or every node `root` reaches (cached as
     `bus_table_for` caches its tables, per objective: the last 16 whole tables' solutions and the last
-    `BUS_ROOTED_KEPT` rooted ones)."""
-    return (_bus_solve_whole if root is None else _bus_solve_rooted)(mode, recycle, objective, root, margin)
+    `BUS_ROOTED_KEPT` rooted ones). The values of the root and of the `watched` nodes are kept at every level
+    (`BusSolution.watched_value`): a float answer reads its actions' values there."""
+    solve_ = _bus_solve_whole if root is None else _bus_solve_rooted
+    return solve_(mode, recycle, objective, root, margin, (0, *dict.fromkeys(w for w in watched if w)))
 
 
-def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None, margin: int) -> BusSolution:
+def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None, margin: int,
+               watched: tuple[int, ...] = (0,)) -> BusSolution:
     table = bus_table_for(mode, recycle, root)
     tops, capped = None, False
     if objective.kind in ("reach", "rule"):
@@ -770,7 +789,7 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
     while change > PASS_TOLERANCE * max(1.0, float(np.abs(stop).max())):
         if passes == MAX_PASSES:
             raise ArithmeticError(f"no convergence in {MAX_PASSES} passes (last change {change:.3g})")
-        nodes, masks, root_values, after, settled = bus_sweep(table, objective, top, stop, back, tops, settled)
+        nodes, masks, seen, after, settled = bus_sweep(table, objective, top, stop, back, tops, settled, watched)
         change = float(np.abs(after - back).max(initial=0.0))
         back, passes = after, passes + 1
     if tops is not None and any(table.cyclic):  # the induction does not cover a cyclic block: check it
@@ -778,7 +797,7 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
             levels = range(int(min(bounds[b], top)) + 1, int(tops[b]) + 1)
             if any((table.can_stop[nodes[t]] & (table.block_of[nodes[t]] == b)).any() for t in levels):
                 raise ArithmeticError(f"decisions of block {b} roll above its bound {bounds[b]}: raise the margin")
-    return BusSolution(table, objective, top, tuple(nodes), tuple(masks), root_values, capped, passes)
+    return BusSolution(table, objective, top, tuple(nodes), tuple(masks), seen, capped, passes, watched)
 
 
 _bus_solve_whole, _bus_solve_rooted = lru_cache(maxsize=16)(_bus_solve), lru_cache(maxsize=BUS_ROOTED_KEPT)(_bus_solve)

@@ -60,6 +60,10 @@ BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2
 # exact value and the decision take ~50 s of CPU and 2.6 GB in Big Summer (its whole turn), ~80 s and 4.4 GB in the
 # sequel; the distribution through YIELD's cycles 99 s and 15 GB more, 49 s and 9.4 GB.
 BUS_VALUES_ROOM = {"big-summer-action-movie": 2, "direct-to-video-sequel": 2}
+# Further from a bust (up to this room), a School Bus position is answered from the float solution of the bus table
+# it reaches (`approximate`): Santa's whole bus turn, 676,271 nodes, ~45 s of CPU (its exact values need 8.2 million
+# (node, score) pairs: unfinished after 12.5 minutes and 3.4 GB).
+BUS_FLOAT_ROOM = {"santa-claus-meets-the-zombies": 3}
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in
 # the sequel more than `FAR_TARGET_ROOM` from a bust: its policy rolls on through many more (state, score) pairs,
 # each an exact fraction. From the base game's bus turn start reach:20 takes 94 s of CPU and 2.9 GB, reach:40 over
@@ -135,24 +139,35 @@ def max_room(position: Position) -> int | None:
 def approximate(position: Position) -> str | None:
     """Why the answer to this position has float values and no score distribution (None: it is exact): a
     mode answered exactly only near the end of a turn (`MAX_ROOM`), without the School Bus, further from a
-    bust. Its values are the float solution of the whole turn (`analysis.odds.odds(..., exact=False)`)."""
-    limit = max_room(position)
-    if position.school_bus or limit is None or room(position) <= limit:
+    bust; with it, further than its exact values reach (`BUS_VALUES_ROOM`, `BUS_MAX_ROOM`) and up to
+    `BUS_FLOAT_ROOM`. Its values are the float solution of the turn (`analysis.odds.odds(..., exact=False)`)."""
+    mode, here = position.mode, room(position)
+    where = "the start of a turn" if position.turn_start else f"{here + 1} shotguns from a bust"
+    floats = ("so the values of its actions are floats, solved over the exact transition table and within 1e-9 "
+              "(relative above 1) of the exact ones, the decision certain, and the exact score distribution is "
+              "given from")
+    if position.school_bus:
+        exact_room = BUS_VALUES_ROOM.get(mode, BUS_MAX_ROOM.get(mode))
+        if exact_room is None or not exact_room < here <= BUS_FLOAT_ROOM.get(mode, -1):
+            return None
+        return (f"{where} (counting shotgun tokens and a helmet Santa may still show), mode {mode} with the School "
+                "Bus has most of its turn ahead: its whole bus turn, whose exact values need 8.2 million (node, "
+                f"score) pairs (unfinished after 12.5 minutes); {floats} {BUS_MAX_ROOM[mode] + 1} shotguns from a "
+                "bust")
+    limit = MAX_ROOM.get(mode)
+    if limit is None or here <= limit:
         return None
-    where = "the start of a turn" if position.turn_start else f"{room(position) + 1} shotguns from a bust"
-    return (f"{where} (counting a helmet Santa may still show), mode {position.mode} has most of its turn ahead: "
+    return (f"{where} (counting a helmet Santa may still show), mode {mode} has most of its turn ahead: "
             "about 6 million (state, score) pairs up to its cap of 2,904 brains, whose exact fractions did not fit "
-            "in 21 GB; so the values of rolling are floats, solved over the exact transition table and within "
-            "1e-9 (relative above 1) of the exact ones, the decision certain, and the exact score distribution is "
-            f"given from {limit + 1} shotguns from a bust")
+            f"in 21 GB; {floats} {limit + 1} shotguns from a bust")
 
 
 def left_out(position: Position) -> str | None:
     """Why the answer to this position leaves out the turn's score distribution (None: it does not; a position
     `too_large` refuses is not answered at all)."""
-    limit = max_room(position)
-    if not position.school_bus:
-        return approximate(position)
+    limit, floats = max_room(position), approximate(position)
+    if not position.school_bus or floats is not None:
+        return floats
     if limit is None or room(position) <= limit:
         return None
     return (f"{room(position) + 1} shotguns from a bust (counting shotgun tokens and a helmet Santa may still show), "
@@ -174,7 +189,7 @@ def too_large(position: Position, objective: Objective | None = None) -> FieldEr
             return FieldError("objective", f"in mode {position.mode} {room(position) + 1} shotguns from a bust "
                                            f"(at most {limit + 1}: any target) {above}")
     limit = max_room(position)
-    if limit is None or room(position) <= limit or not position.school_bus:  # further from a bust: `approximate`
+    if limit is None or room(position) <= limit or approximate(position) is not None:  # further: in floats
         return None
     kind = f"mode {position.mode}{' with the School Bus' if position.school_bus else ''}"
     values = BUS_VALUES_ROOM.get(position.mode) if position.school_bus else None
@@ -253,7 +268,7 @@ def _give_up(o: Odds) -> list[dict[str, Any]]:
     probability, what it leaves, the brain the policy gives up and the exact value of every choice."""
     return [{"brains": g.brains, "shotguns": g.shotguns, "probability": _exact(g.probability),
              "footprints": list(g.footprints), "brain_pile": list(g.pile), "choice": g.choice,
-             "choices": [{"give_up": name, "value": _exact(v)} for name, v in g.choices.items()]}
+             "choices": [{"give_up": name, "value": _value(v)} for name, v in g.choices.items()]}
             for g in o.give_up]
 
 
