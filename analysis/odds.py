@@ -27,7 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
-from .policy import Objective, bus_solve, parse_objective, solve
+from .policy import BusSolution, Objective, bus_solve, parse_objective, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
 from .table import bus_table_for, table_for
@@ -56,8 +56,9 @@ class TurnStartTooLarge(NotImplementedError):
 
 
 class NearTie(ValueError):
-    """Rolling and stopping are worth so nearly the same that only exact values could tell them apart, and
-    exact values are out of reach here (`odds(..., exact=False)`)."""
+    """A float answer (`odds(..., exact=False)`) cannot decide: the best options are worth so nearly the same
+    that only exact values could tell them apart (or an option's value was not solved), and exact values are
+    out of reach here."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class GiveUp:
     brains: int
     shotguns: int
     choice: str
-    choices: dict[str, Fraction]
+    choices: dict[str, Fraction | float]  # (floats where the answer is: `odds(..., exact=False)`)
     footprints: tuple[str, ...] = ()  # the dice in hand after the roll (no choice changes them)
     pile: tuple[str, ...] = ()  # the brain pile after the roll, before a brain is given up
 
@@ -259,16 +260,19 @@ def _bus_float_odds(position: Position, objective: Objective) -> Odds:
     roll_action = best if best in rolls else max(rolls, key=lambda a: values[a])
     decision = Decision(action=best, objective=objective, roll=values[roll_action], stop=stop, actions=values,
                         roll_action=roll_action)
-    def worth(i: int, level: int) -> Fraction | float:
-        if table.can_stop[i] and solution.candidates(i, level) == 1:  # it certainly stops
-            return Fraction(objective.stop_value(level))
-        return solution.watched_value(i, level)
-
     give_up = []
     for t in next_rolls[roll_action].transitions:
         if t.choices:
-            values_ = {g: worth(index[s], score + t.brains) for g, s in t.choices}
+            worth = {g: _after_giving_up(solution, index[s], score + t.brains) for g, s in t.choices}
             footprints, pile = _before_giving_up(position, t.choices[0])
-            choice = _best(values_, MARGIN * max(1.0, *(abs(float(v)) for v in values_.values())))
-            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, choice, values_, footprints, pile))
+            choice = _best(worth, MARGIN * max(1.0, *(abs(float(v)) for v in worth.values())))
+            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, choice, worth, footprints, pile))
     return Odds(position, next_rolls[roll_action], decision, None, next_rolls, tuple(give_up))
+
+
+def _after_giving_up(solution: BusSolution, i: int, score: int) -> Fraction | float:
+    """The value of decision node `i` at `score` (a watched node): its stop value, exactly, where the policy
+    certainly stops there (stop alone is within the margin of its best); else the float."""
+    if solution.table.can_stop[i] and solution.candidates(i, score) == 1:
+        return Fraction(solution.objective.stop_value(score))
+    return solution.watched_value(i, score)
