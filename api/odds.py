@@ -61,8 +61,8 @@ BUS_MAX_ROOM = {"big-summer-action-movie": 1, "santa-claus-meets-the-zombies": 2
 # sequel; the distribution through YIELD's cycles 99 s and 15 GB more, 49 s and 9.4 GB.
 BUS_VALUES_ROOM = {"big-summer-action-movie": 2, "direct-to-video-sequel": 2}
 # Further from a bust (up to this room), a School Bus position is answered from the float solution of the bus table
-# it reaches (`approximate`): Santa's whole bus turn, 676,271 nodes, ~45 s of CPU (its exact values need 8.2 million
-# (node, score) pairs: unfinished after 12.5 minutes and 3.4 GB).
+# it reaches (`approximate`): Santa's whole bus turn, 676,271 nodes, 30-32 s of CPU and 2 GB (bench/bench_floats.py;
+# its exact values need 8.2 million (node, score) pairs: unfinished after 12.5 minutes and 3.4 GB).
 BUS_FLOAT_ROOM = {"santa-claus-meets-the-zombies": 3}
 # A reach:K or rule:N,S target this far above the score is the most a request solves with the School Bus, and in
 # the sequel more than `FAR_TARGET_ROOM` from a bust: its policy rolls on through many more (state, score) pairs,
