@@ -236,7 +236,8 @@ def _best(values: dict[str, Fraction | float], margin: float, tie: str | None = 
 def _bus_float_odds(position: Position, objective: Objective) -> Odds:
     """`_bus_odds` from the float solution of the bus table the position reaches: every legal action's value
     (the chance node it rolls, kept by the solver at every level: `BusSolution.watched_value`), the decision
-    where the best action beats the others by more than the margin, tyre tracks' choices likewise (`NearTie`
+    among the solver's candidates (`BusSolution.candidates`, as `ExactBusTurn.options`: a fixed rule's own
+    choice, else the options within the margin of the best) where it is one, tyre tracks' choices likewise (`NearTie`
     where they do not; a choice after which the policy certainly stops is worth its stop value exactly, so
     equal ones are a tie, as in exact answers); the next rolls exact."""
     mode, state = position.game_mode, position.bus_state
@@ -255,8 +256,11 @@ def _bus_float_odds(position: Position, objective: Objective) -> Odds:
             raise NearTie(f"{a} is worth less than stopping here but was not solved (the turn's score {score} is "
                           "above the most at which the solver rolls); only exact values would give its value")
         values[a] = value
-    margin = MARGIN * max(1.0, abs(float(stop)))
-    best = _best(values, margin, tie="tie")
+    mask = solution.candidates(0, score)  # the options within the margin of the best (a fixed rule: its own)
+    if not table.can_stop[0] and mask == 1:  # the compulsory first roll, above the solved levels
+        mask = (2 << len(table.actions[0])) - 2
+    names = (["stop"] if mask & 1 else []) + [a for k, (a, _) in enumerate(table.actions[0]) if mask & (2 << k)]
+    best = _best({a: values[a] for a in names}, MARGIN * max(1.0, abs(float(stop))), tie="tie")
     roll_action = best if best in rolls else max(rolls, key=lambda a: values[a])
     decision = Decision(action=best, objective=objective, roll=values[roll_action], stop=stop, actions=values,
                         roll_action=roll_action)

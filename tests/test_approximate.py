@@ -155,6 +155,12 @@ def test_santa_with_the_bus_before_a_shotgun_is_answered_in_floats(client: Flask
     assert list(values) == ["stop", "roll", "board"] and values["board"] == decision["roll"]
     assert values["board"]["value"] > values["roll"]["value"] + values["board"]["within"] + values["roll"]["within"]
     assert decision["give_up"] and all(g["choice"] in [c["give_up"] for c in g["choices"]] for g in decision["give_up"])
+    # a fixed rule: below its target it rolls on, with the better rolling action; at its target the rolls are not
+    # solved (the rule stops there), so their values, and the answer, are out of reach in floats
+    rule = odds(position, "rule:3,3", exact=False).decision
+    assert rule.action == "board" and rule.actions["board"] > rule.actions["roll"] > 2
+    with pytest.raises(NearTie):
+        odds(position, "rule:2,3", exact=False)
     riding = {"mode": "santa-claus-meets-the-zombies", "school_bus": True, "riding": True, "bus_brains": 1,
               "brains": ["green", "yellow", "green"], "shotguns": ["red"]}
     assert room(position_of(riding)) == 2 and approximate(position_of(riding)) is None
