@@ -253,8 +253,9 @@ def _bus_float_odds(position: Position, objective: Objective) -> Odds:
     for a in rolls:
         value = solution.watched_value(actions[a], score)
         if value == -np.inf:
-            raise NearTie(f"{a} is worth less than stopping here but was not solved (the turn's score {score} is "
-                          "above the most at which the solver rolls); only exact values would give its value")
+            raise NearTie(f"{a} was not solved at the turn's score {score}: the policy stops here (it is above "
+                          f"the most, {solution.top}, at which the solver rolls); only exact values would give its "
+                          "value")
         values[a] = value
     mask = solution.candidates(0, score)  # the options within the margin of the best (a fixed rule: its own)
     if not table.can_stop[0] and mask == 1:  # the compulsory first roll, above the solved levels
