@@ -30,10 +30,11 @@ from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
 from .policy import BusSolution, Objective, bus_solve, parse_objective, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
+from .solutions import StoredTurn
 from .table import bus_table_for, table_for
 
-__all__ = ["Odds", "Decision", "GiveUp", "odds", "TurnStartTooLarge", "NearTie", "NO_WHOLE_TURN", "WITHIN",
-           "within"]
+__all__ = ["Odds", "Decision", "GiveUp", "odds", "stored_odds", "stored_solution", "EXACT_MODES", "TurnStartTooLarge",
+           "NearTie", "NO_WHOLE_TURN", "WITHIN", "within"]
 
 # Modes whose whole-turn table (every dice state from the turn start) is too large to build here:
 # their positions are answered from the states the position reaches, which is small mid-turn.
@@ -81,6 +82,7 @@ class Decision:
     stop: Fraction
     actions: dict[str, Fraction | float] = field(default_factory=dict)  # every legal action -> its value
     roll_action: str = "roll"  # the rolling action `roll` values (School Bus: the best one)
+    within: float | None = None  # the bound on every float value here (None: `within` of each value)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ class Odds:
     score_distribution: dict[int, Fraction] | None
     next_rolls: dict[str, NextRoll] = field(default_factory=dict)  # every rolling action -> its next roll
     give_up: tuple[GiveUp, ...] = ()  # School Bus: tyre tracks on the next roll
+    # a float distribution (`stored_odds`): the bound on each of its probabilities; None: exact
+    distribution_within: float | None = None
 
 
 def _bus_odds(position: Position, objective: Objective, distribution: bool) -> Odds:
@@ -154,6 +158,24 @@ def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple
             tuple(d for d, n in zip(names, brains) for _ in range(n)))
 
 
+EXACT_MODES = frozenset({"original"})  # modes whose exact values fit a request (the base game's whole turn: ~1 s once)
+
+
+def stored_solution(position: Position, objective: Objective, exact: bool = False) -> tuple[str, str] | None:
+    """Which stored solution (analysis/solutions.py) answers this question, as (mode, recycle); None where it is
+    solved for the request instead (the School Bus, objectives other than expected brains, exact values asked
+    for). Exact values asked for where they do not fit a request: `PositionError` naming ``exact``."""
+    if exact:
+        if position.school_bus or position.mode in EXACT_MODES:
+            return None
+        raise PositionError([FieldError("exact", f"exact values of mode {position.mode} run to fractions of "
+                                                 "thousands of digits, beyond one request; its answers are floats "
+                                                 "from the stored solution, each with its bound (drop exact)")])
+    if position.school_bus or objective.kind != "expected-brains":
+        return None
+    return position.mode, position.recycle
+
+
 def odds(position: Position, objective: Objective | str = "expected-brains", distribution: bool = True,
          exact: bool = True) -> Odds:
     """Exact next roll, decision and final-score distribution for `position` (with the School Bus, without the
@@ -191,6 +213,24 @@ def odds(position: Position, objective: Objective | str = "expected-brains", dis
     )
     roll_now = next_roll(position)
     return Odds(position, roll_now, decision, exact.score_distribution(i, score), {"roll": roll_now})
+
+
+def stored_odds(position: Position, turn: StoredTurn) -> Odds:
+    """`odds` for expected brains from a mode's stored solution (analysis/solutions.py): the next roll exact, the
+    value of rolling and the score distribution floats within their certified bounds, the decision ``tie`` where
+    the bound cannot separate rolling from stopping."""
+    i = turn.index(position.state)
+    if i is None:
+        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
+                                                      f"{position.mode}")])
+    score = position.score
+    roll, stop = turn.roll(i, score), Fraction(score)
+    decision = Decision(action=turn.decision(i, score, position.turn_start), objective=Objective(), roll=roll,
+                        stop=stop, actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": stop},
+                        within=turn.within)
+    distribution, bound = turn.score_distribution(i, score)
+    roll_now = next_roll(position)
+    return Odds(position, roll_now, decision, distribution, {"roll": roll_now}, distribution_within=bound)
 
 
 def _float_odds(position: Position, objective: Objective) -> Odds:

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from .dice import BUS, MODES
 from .position import Position
+from .roll import legal_actions
 
-__all__ = ["Turn", "play_turn", "roll_once", "RESCUE_GROUPS", "tyre_options"]
+__all__ = ["Turn", "play_turn", "roll_once", "random_position", "RESCUE_GROUPS", "tyre_options"]
 
 # The special dice of a mode that rescue each other (every shotgun on one rescues the others).
 RESCUE_GROUPS = {
@@ -146,6 +147,24 @@ def play_turn(position: Position, policy: Policy, rng: random.Random, give_up: G
             break
         roll_once(turn, rng, action, give_up)
     return turn.score
+
+
+def random_position(mode: str, rng: random.Random, recycle: str = "before-draw", school_bus: bool = False,
+                    go_on: float = 0.8) -> Position:
+    """A position reached by play: from the turn start, roll (with the School Bus, a random legal rolling action)
+    and go on with probability `go_on` after each roll, until the turn ends; the last position before it ended
+    (the turn start itself if the first roll busts)."""
+    turn = Turn.at(Position(mode, recycle=recycle, school_bus=school_bus))
+    position = turn.position()
+    while True:
+        rolling = [a for a in legal_actions(MODES[mode], position.bus_state if school_bus else position.state)
+                   if a != "stop"]
+        roll_once(turn, rng, rng.choice(rolling))
+        if turn.bust or turn.stopped:
+            return position
+        position = turn.position()
+        if rng.random() > go_on:
+            return position
 
 
 def _recycle(turn: Turn) -> None:

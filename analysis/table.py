@@ -63,8 +63,8 @@ from .roll import (
     bus_step,
 )
 
-__all__ = ["Table", "table_for", "ROOTED_KEPT", "BUS_ROOTED_KEPT", "BusTable", "bus_table_for", "DECISION", "CHANCE",
-           "TYRE", "STOPPED"]
+__all__ = ["Table", "table_for", "state_code", "ROOTED_KEPT", "BUS_ROOTED_KEPT", "BusTable", "bus_table_for",
+           "DECISION", "CHANCE", "TYRE", "STOPPED"]
 
 # Tables (and their solutions, exact values) built for one position are kept for the last few positions only:
 # one three shotguns from a bust in direct-to-video-sequel (a shotgun set aside) holds ~0.7 GB with its solution
@@ -345,6 +345,11 @@ def _faces_arrays(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...],
     return add, np.array(shown, dtype=np.int64), np.array(gain, dtype=np.int64), np.array(ways, dtype=np.int64)
 
 
+def state_code(mode: Mode, state: DiceState) -> int:
+    """The integer a table knows `state` by (`Table.codes`)."""
+    return _codes(mode).code(state)
+
+
 @cache
 def _codes(mode: Mode) -> _Codes:
     return _Codes(mode)
@@ -486,9 +491,9 @@ def _compositions(k: int, most: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _ordinary(faces: _Faces, recycle: str, every: np.ndarray, rows: np.ndarray) -> tuple:
     """`_kernel` of the states of codes ``every[rows]`` at once (a `_Kernels` maker): where the cup holds the dice
-    to draw, the draws of every state as arrays (prod_k C(cup_k, take_k) ways, in `roll._draw_ways`' order), each
-    draw's roll read from `_faces_arrays` (one per dice rolled, effects and rescuable brains: `faces`, the search's
-    own); states that recycle first one by one (`_kernel`)."""
+    to draw, all at once (`_drawn`); states that recycle first one by one (`_kernel`). Either kind may be all of
+    them: a search rooted after a recycling, or at a position whose next roll recycles, may meet no state that
+    draws from the cup alone."""
     mode = faces.mode
     codes = every[rows]
     c, k = _codes(mode), len(mode.counts)
@@ -501,36 +506,42 @@ def _ordinary(faces: _Faces, recycle: str, every: np.ndarray, rows: np.ndarray) 
     cup = np.array(mode.counts)[None, :] - hand - brains - shotguns - aside
     need = mode.dice_per_roll - hand.sum(axis=1)
     drawn = np.flatnonzero(cup.sum(axis=1) >= need)
+    recycles = np.setdiff1d(np.arange(len(codes)), drawn)
+    parts = []  # (flat, start, length, per) of the states that draw, then of those that recycle
+    if len(drawn):
+        parts.append(_drawn(faces, *(x[drawn] for x in (hand, brains, doubles, effects, cup, need))))
+    if len(recycles):
+        parts.append(_each(lambda state: _split(_kernel(mode, state, recycle)),
+                           lambda j: c.state(int(codes[recycles[j]])))(np.arange(len(recycles))))
+    flat, start, length, per = zip(*parts)
+    offset = np.cumsum([0, *(len(f[0]) for f in flat)])
+    back = np.argsort(np.concatenate([drawn, recycles]))  # (rows back in the order asked)
+    return (tuple(np.concatenate(col) for col in zip(*flat)),
+            np.concatenate([s + o for s, o in zip(start, offset)])[back], np.concatenate(length)[back],
+            tuple(np.concatenate(col)[back] for col in zip(*per)))
+
+
+def _drawn(faces: _Faces, hand: np.ndarray, brains: np.ndarray, doubles: np.ndarray, effects: np.ndarray,
+           cup: np.ndarray, need: np.ndarray) -> tuple:
+    """`_ordinary` of states whose cup holds the `need` dice to draw (per-kind rows, at least one): the draws of
+    every state as arrays (prod_k C(cup_k, take_k) ways, in `roll._draw_ways`' order), each draw's roll read from
+    `_faces_arrays` (one per dice rolled, effects and rescuable brains: `faces`, the search's own)."""
+    mode = faces.mode
+    c, k = _codes(mode), len(mode.counts)
     takes, size = _compositions(k, mode.dice_per_roll)
-    cup_d, need_d = cup[drawn], need[drawn]
-    fits = (size[None, :] == need_d[:, None]) & (takes[None, :, :] <= cup_d[:, None, :]).all(axis=2)
+    fits = (size[None, :] == need[:, None]) & (takes[None, :, :] <= cup[:, None, :]).all(axis=2)
     row, take = np.nonzero(fits)  # each state's draws in order
-    ways = _BINOMIAL[cup_d[row], takes[take]].prod(axis=1)
-    mask = np.array(_rescuable(mode) if not plain else (False,) * k)
-    rolled = hand[drawn][row] + takes[take]
-    fid = faces.of(rolled, brains[drawn][row] * mask, doubles[drawn][row] * mask, effects[drawn][row])
+    ways = _BINOMIAL[cup[row], takes[take]].prod(axis=1)
+    mask = np.array(_rescuable(mode) if not mode.plain else (False,) * k)
+    fid = faces.of(hand[row] + takes[take], brains[row] * mask, doubles[row] * mask, effects[row])
     r, pos = _spread(faces.kernels.start, faces.kernels.length, fid)
     add, shown, gain, w = faces.kernels.flat
-    shift = -(hand[drawn] @ c.weights[:k]) - effects[drawn] * c.effect_weight
+    shift = -(hand @ c.weights[:k]) - effects * c.effect_weight
     rows_of = row[r]
     flat = (add[pos] + shift[rows_of], shown[pos], gain[pos], w[pos] * ways[r])
-    length = np.bincount(rows_of, minlength=len(drawn)).astype(np.int64)
-    den = _BINOMIAL[cup_d.sum(axis=1), need_d] * len(mode.dice[0].faces) ** mode.dice_per_roll
-    bust_at = mode.bust_at + _bonus(mode)[effects[drawn]]
-    out = {"flat": [flat], "start": [np.cumsum(length) - length], "length": [length], "per": [(den, bust_at)]}
-    recycles = np.setdiff1d(np.arange(len(codes)), drawn)
-    order = np.concatenate([drawn, recycles])
-    if len(recycles):
-        more = _each(lambda state: _split(_kernel(mode, state, recycle)),
-                     lambda j: c.state(int(codes[recycles[j]])))(np.arange(len(recycles)))
-        out["flat"].append(more[0])
-        out["start"].append(more[1] + len(flat[0]))
-        out["length"].append(more[2])
-        out["per"].append(more[3])
-    back = np.argsort(order)  # (rows back in the order asked)
-    return (tuple(np.concatenate(col) for col in zip(*out["flat"])),
-            np.concatenate(out["start"])[back], np.concatenate(out["length"])[back],
-            tuple(np.concatenate(col)[back] for col in zip(*out["per"])))
+    length = np.bincount(rows_of, minlength=len(hand)).astype(np.int64)
+    den = _BINOMIAL[cup.sum(axis=1), need] * len(mode.dice[0].faces) ** mode.dice_per_roll
+    return flat, np.cumsum(length) - length, length, (den, mode.bust_at + _bonus(mode)[effects])
 
 
 _BINOMIAL = np.array([[comb(n, r) for r in range(16)] for n in range(16)], dtype=np.int64)

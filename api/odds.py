@@ -20,16 +20,19 @@ from flask import Blueprint, Response, current_app, g, jsonify
 
 from analysis import EFFECTS, Objective, Odds, Position, PositionError, odds, parse_objective
 from analysis.exact import fraction_text
-from analysis.odds import NearTie, TurnStartTooLarge, within
+from analysis.odds import NearTie, TurnStartTooLarge, stored_odds, stored_solution, within
 from analysis.roll import legal_actions, next_roll
+from analysis.solutions import StoredTurn
+from workers import solutions
 from workers.store import CorruptEntry, Key, Store
+from workers.tables import QUEUE_ERRORS
 from workers.tasks import store
 
 from . import formats, tables
 from .errors import ApiError, FieldError
 
 __all__ = ["bp", "answer", "answer_for", "answer_key", "approximate", "bust_text", "compute", "position_from",
-           "refused_bust", "shared_answer"]
+           "shared_answer"]
 
 bp = Blueprint("odds", __name__)
 log = logging.getLogger(__name__)
@@ -214,9 +217,12 @@ def _exact(x: Fraction) -> dict[str, Any]:
     return {"exact": fraction_text(x), "value": float(x)}
 
 
-def _value(x: Fraction | float) -> dict[str, Any]:
-    """An action's value: exact (schema `Exact`), or a float and its error bound (`Approximate`)."""
-    return _exact(x) if isinstance(x, Fraction) else {"value": x, "within": within(x)}
+def _value(x: Fraction | float, bound: float | None = None) -> dict[str, Any]:
+    """An action's value: exact (schema `Exact`), or a float and its error bound (`Approximate`): `bound`, else
+    the solver's `within`."""
+    if isinstance(x, Fraction):
+        return _exact(x)
+    return {"value": x, "within": within(x) if bound is None else bound}
 
 
 def answer(o: Odds) -> dict[str, Any]:
@@ -245,21 +251,28 @@ def answer(o: Odds) -> dict[str, Any]:
         "decision": {
             "action": decision.action,
             "objective": decision.objective.name,
-            "roll": _value(decision.roll),
+            "roll": _value(decision.roll, decision.within),
             "stop": _exact(decision.stop),
             **({"actions": _actions(o)} if double_feature or bus else {}),
             **({"give_up": _give_up(o)} if bus else {}),
         },
-        **({"turn": {
-            "score_distribution": [{"score": k, **_exact(q)} for k, q in sorted(o.score_distribution.items())],
-        }} if o.score_distribution is not None else {"turn_left_out": left_out(p)}),
+        **({"turn": _turn(o)} if o.score_distribution is not None else {"turn_left_out": left_out(p)}),
     }
+
+
+def _turn(o: Odds) -> dict[str, Any]:
+    """The turn's final score distribution (schema `Turn`): exact, or floats each within `within`."""
+    if o.distribution_within is None:
+        return {"score_distribution": [{"score": k, **_exact(q)} for k, q in sorted(o.score_distribution.items())]}
+    return {"score_distribution": [{"score": k, "value": q} for k, q in sorted(o.score_distribution.items())],
+            "within": o.distribution_within}
 
 
 def _actions(o: Odds) -> list[dict[str, Any]]:
     """Every legal action with its value (schema `ActionValue`) and, for an action that rolls, its roll."""
     rolls = {a: {"bust": _exact(r.bust), "expected_brains": _exact(r.expected_brains)} for a, r in o.next_rolls.items()}
-    return [{"action": action, "value": _value(value), **({"next_roll": rolls[action]} if action in rolls else {})}
+    return [{"action": action, "value": _value(value, o.decision.within),
+             **({"next_roll": rolls[action]} if action in rolls else {})}
             for action, value in o.decision.actions.items()]
 
 
@@ -316,10 +329,43 @@ def _stored(shelf: Store, key: Key) -> dict[str, Any] | None:
 
 
 def answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The /v1/odds answer for these values: by probability of winning with `scores`, else by `objective`."""
+    """The /v1/odds answer for these values: by probability of winning with `scores`, else by `objective`, from the
+    mode's stored solution where one answers it (`analysis.odds.stored_solution`), else solved for the request."""
     if tables.wants_win(values):  # `scores`: the decision by probability of winning the game
         return tables.win_answer(values)
-    return shared_answer(*position_from(values))
+    position, objective = position_from(values)
+    try:
+        solution = stored_solution(position, parse_objective(objective), bool(values.get("exact")))
+    except PositionError as e:
+        raise ApiError(422, "; ".join(f"{f.field}: {f.reason}" for f in e.errors), e.errors) from None
+    if solution is None:
+        return shared_answer(position, objective)
+    return stored_answer(position, *solution)
+
+
+# Seconds a client is told to wait for a solution being built (the sequel's takes about half a minute).
+SOLUTION_RETRY_AFTER = 15
+
+
+def stored_answer(position: Position, mode: str, recycle: str) -> dict[str, Any]:
+    """The answer from the stored solution of (`mode`, `recycle`); while it is not built, a 503 naming the job that
+    builds it (started here if nobody builds it)."""
+    turn = solutions.load(mode, recycle)
+    if turn is None:
+        try:
+            job = solutions.submit(mode, recycle)
+        except QUEUE_ERRORS as e:
+            raise ApiError(503, f"the job queue cannot be reached ({type(e).__name__}); ask again later",
+                           headers={"Retry-After": str(SOLUTION_RETRY_AFTER)}) from None
+        raise ApiError(503, f"the solution of mode {mode} ({recycle}) is not built yet (job {job.state}); ask again "
+                            f"in {SOLUTION_RETRY_AFTER} s", headers={"Retry-After": str(SOLUTION_RETRY_AFTER)},
+                       extensions={"job": f"/v1/solutions/{job.job}"})
+    return _stored_answer(position, turn)
+
+
+@lru_cache(maxsize=4096)
+def _stored_answer(position: Position, turn: StoredTurn) -> dict[str, Any]:
+    return answer(stored_odds(position, turn))
 
 
 @bp.get("/v1/odds")
@@ -335,17 +381,6 @@ def post_odds() -> Response:
     return jsonify(answer_for(g.body))
 
 
-def refused_bust(position: Position) -> dict[str, Any] | None:
-    """The next roll's bust chance (as in an answer) of a position whose turn the server does not solve
-    (`too_large`), where one action alone rolls: it needs no policy (milliseconds, even at the sequel's turn
-    start), so a spreadsheet still gets it. None otherwise: read it from the answer, as every other form does
-    (with the School Bus's choice of rolling actions it is the best one's, which does need the policy)."""
-    action = _only_rolling_action(position)
-    if action is None or (too_large(position) is None and approximate(position) is None):
-        return None
-    return _exact(next_roll(position, action).bust)
-
-
 def _only_rolling_action(position: Position) -> str | None:
     state = position.bus_state if position.school_bus else position.state
     rolling = [a for a in legal_actions(position.game_mode, state) if a != "stop"]
@@ -353,11 +388,13 @@ def _only_rolling_action(position: Position) -> str | None:
 
 
 def bust_text(values: Mapping[str, Any], exact: bool) -> str:
-    """`field=bust` as text: from the answer, or for a position too large to solve, from `refused_bust`."""
+    """`field=bust` as text: the next roll alone where one action rolls (it needs no policy: milliseconds in any
+    position); with the School Bus's choice of rolling actions, the best one's, read from the answer."""
     position, objective = position_from(values)
-    bust = refused_bust(position)
-    result = shared_answer(position, objective) if bust is None else {"next_roll": {"bust": bust}}
-    return formats.one_value(result, "bust", exact=exact)
+    action = _only_rolling_action(position)
+    if action is None:
+        return formats.one_value(answer_for(values), "bust", exact=exact)
+    return formats.one_value({"next_roll": {"bust": _exact(next_roll(position, action).bust)}}, "bust", exact=exact)
 
 
 @bp.get("/v1/odds.txt")
@@ -367,13 +404,15 @@ def get_odds_value() -> Response:
             "exact", "win probabilities come from the full-game table in floating point: drop exact or scores")])
     if g.params["field"] == "bust" and not tables.wants_win(g.params):
         return Response(bust_text(g.params, g.params["exact"]), mimetype="text/plain")
-    result, field = answer_for(g.params), g.params["field"]
+    field = g.params["field"]
+    # the action and the value of stopping are the same in every answer: exact values are asked for the others only
+    result = answer_for({**g.params, "exact": g.params["exact"] and field not in ("action", "stop")})
     try:
         text = formats.one_value(result, field, exact=g.params["exact"])
     except formats.NotExact:
+        why = result.get("turn_left_out", "it is read from the mode's stored solution")
         raise ApiError(422, f"exact: {field} is a float here", [FieldError(
-            "exact", f"{field} is a float in this answer, not an exact fraction: {result['turn_left_out']}; "
-                     "drop exact")]) from None
+            "exact", f"{field} is a float in this answer, not an exact fraction: {why}; drop exact")]) from None
     except KeyError:  # a School Bus action that is not legal here
         legal = ", ".join(a["action"] for a in result["decision"].get("actions", ())) or "roll, stop"
         raise ApiError(422, f"field: {field} is not a legal action here", [

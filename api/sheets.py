@@ -2,8 +2,8 @@
 
 Short URLs for Excel's `WEBSERVICE` and Google Sheets' `IMPORTDATA`. They take the position as
 `GET /v1/odds` does, parsed by the same code, and render the same answer (`api.odds.answer_for`), so no
-form of an answer can disagree with another, nor accept a position that another refuses (but one: the bust
-chance of a position too large to solve, which needs no policy, `api.odds.refused_bust`):
+form of an answer can disagree with another, nor accept a position that another refuses (the bust chance
+needs no policy: `api.odds.bust_text` reads it from the next roll alone where one action rolls):
 
 * bust.txt is `/v1/odds.txt?field=bust` (the next roll does not depend on the game's scores);
 * advice.txt is `/v1/odds.txt?field=action`: with `scores` and `seat` the decision is by the

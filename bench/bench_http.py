@@ -1,17 +1,22 @@
-"""HTTP load: /v1/odds under gunicorn on loopback beside a bare Flask endpoint on the same settings.
+"""HTTP load: /v1/odds of random reachable positions under gunicorn, beside a bare Flask endpoint.
 
-Usage: python bench/bench_http.py [--seconds 30] [--connections 64] [--workers 2]
+Usage: python bench/bench_http.py [--seconds 60] [--connections 64] [--workers 2] [--positions 40000]
+                                  [--solutions DIR]
 
-Needs `wrk` (Debian package `wrk`). Both servers run gunicorn with the same worker count and bind only
-to 127.0.0.1; the load is bounded by --seconds and stops by itself. The odds load cycles through
-realistic mid-turn positions (GET with query parameters, some CSV and plain text), after the server
-has warmed the base game (`zombie-odds serve` does that before it accepts requests).
+Needs `wrk` (Debian package `wrk`). The stored solutions are built into DIR first (a new temporary folder by
+default; a solution already there is not built again). The load asks `--positions` distinct positions, drawn by
+simulated play across every mode and recycle variant (analysis.simulate.random_position), each once per pass
+(far more than the server's response cache holds: every answer is read from the mapped solutions). Rate limits
+are off for the run (it measures answers, not the limiter). Both servers run gunicorn with the same number of
+workers on 127.0.0.1, and the load stops by itself after `--seconds`. Each odds worker's RSS, PSS and private
+memory (/proc/PID/smaps_rollup) are read before and after the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import shutil
 import signal
@@ -23,18 +28,16 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PATHS = [
-    "/v1/odds?footprints=green,red&brains=green&shotguns=red",
-    "/v1/odds?footprints=&brains=&shotguns=",
-    "/v1/odds?footprints=yellow&brains=green,green,yellow&shotguns=red,red",
-    "/v1/odds?footprints=red,red&brains=green,green,green,yellow&shotguns=yellow",
-    "/v1/odds?footprints=green,yellow,red&brains=green,green&shotguns=red&objective=reach:5",
-    "/v1/odds?footprints=green&brains=green,yellow,yellow&shotguns=red&format=csv",
-    "/v1/odds.txt?footprints=green,red&brains=green&shotguns=red&field=bust",
-    "/v1/odds.txt?footprints=yellow,yellow&brains=green,green,green&shotguns=red,yellow&field=action",
-]
+sys.path.insert(0, str(ROOT))
+
+from analysis.simulate import random_position  # noqa: E402
+from workers.solutions import COMBINATIONS  # noqa: E402
+
 LUA = """
-paths = {%s}
+local f = io.open("%s")
+paths = {}
+for line in f:lines() do paths[#paths + 1] = line end
+f:close()
 i = 0
 request = function()
   i = i + 1
@@ -43,61 +46,108 @@ end
 """
 
 
-def wait_for(url: str, seconds: float) -> None:
+def url(position) -> str:
+    fields = {"mode": position.mode, "recycle": position.recycle}
+    if position.banked:
+        fields["banked"] = position.banked
+    for name in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "effects", "kept_out"):
+        if getattr(position, name):
+            fields[name] = ",".join(getattr(position, name))
+    return "/v1/odds?" + "&".join(f"{k}={v}" for k, v in fields.items())
+
+
+def wait_for(address: str, seconds: float) -> None:
     deadline = time.time() + seconds
     while time.time() < deadline:
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(address, timeout=2) as r:
                 if r.status == 200:
                     return
         except OSError:
             time.sleep(0.5)
-    raise SystemExit(f"server at {url} did not come up in {seconds} s")
+    raise SystemExit(f"server at {address} did not come up in {seconds} s")
 
 
-def run_wrk(url: str, seconds: int, connections: int, script: str | None) -> dict[str, float]:
+def run_wrk(address: str, seconds: int, connections: int, script: str | None) -> dict[str, float]:
     cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
     if script:
         cmd += ["-s", script]
-    out = subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(cmd + [address], capture_output=True, text=True, check=True).stdout
+
     def ms(label: str) -> float:
         m = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)", out, re.M)
         value, unit = float(m[1]), m[2]
         return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
     errors = sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1]), "p50": ms("50"), "p99": ms("99"),
-            "errors": errors + (int(non2xx[1]) if non2xx else 0), "raw": out}
+            "errors": errors + (int(non2xx[1]) if non2xx else 0), "requests": int(re.search(r"(\d+) requests", out)[1])}
+
+
+def memory(master: int) -> list[dict[str, float]]:
+    """RSS, PSS and private memory (MiB) of each worker of the gunicorn `master`."""
+    out = []
+    for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) != master:
+                continue
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except (OSError, IndexError, ValueError):
+            continue
+        kb = {k: int(v) for k, v in re.findall(r"^(\w+):\s+(\d+) kB", rollup, re.M)}
+        out.append({"pid": pid, "rss": kb["Rss"] / 1024, "pss": kb["Pss"] / 1024,
+                    "private": (kb["Private_Clean"] + kb["Private_Dirty"]) / 1024})
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--positions", type=int, default=40_000)
+    parser.add_argument("--solutions", default=None)
     args = parser.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk not found: apt-get install wrk")
+    solutions = args.solutions or tempfile.mkdtemp(prefix="solutions-")
     bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ZOMBIE_ODDS_SOLUTIONS": solutions,
+           "ZOMBIE_ODDS_RATELIMIT_ENABLED": "false", "ZOMBIE_ODDS_STORE": tempfile.mkdtemp(prefix="store-")}
+    subprocess.run([str(bin_dir / "zombie-odds"), "solutions", "build", "--quiet"], env=env, check=True)
+    rng = random.Random(25)
+    paths = list(dict.fromkeys(url(random_position(m, rng, recycle=v))
+                               for m, v in (rng.choice(COMBINATIONS) for _ in range(args.positions))))
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as listing:
+        listing.write("\n".join(paths) + "\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(LUA % listing.name)
     servers = [
         subprocess.Popen([str(bin_dir / "zombie-odds"), "serve", "--port", "8765", "--workers", str(args.workers)],
                          env=env, cwd=ROOT),
-        subprocess.Popen([str(bin_dir / "gunicorn"), "-w", str(args.workers), "-b", "127.0.0.1:8766", "bench.bare:app"],
-                         env=env, cwd=ROOT),
+        subprocess.Popen([str(bin_dir / "gunicorn"), "-w", str(args.workers), "-b", "127.0.0.1:8766",
+                          "bench.bare:app"], env=env, cwd=ROOT),
     ]
     try:
         wait_for("http://127.0.0.1:8765/healthz", 180)
         wait_for("http://127.0.0.1:8766/bare", 30)
-        with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-            f.write(LUA % ", ".join(f'"{p}"' for p in PATHS))
-        for p in PATHS:  # every path answered once before the clock starts (its exact values cached)
-            urllib.request.urlopen("http://127.0.0.1:8765" + p, timeout=120).read()
-        odds = run_wrk("http://127.0.0.1:8765", args.seconds, args.connections, f.name)
+        before = memory(servers[0].pid)
+        odds = run_wrk("http://127.0.0.1:8765", args.seconds, args.connections, script.name)
+        after = memory(servers[0].pid)
         bare = run_wrk("http://127.0.0.1:8766/bare", args.seconds, args.connections, None)
-        for name, r in (("/v1/odds mix", odds), ("bare Flask", bare)):
-            print(f"{name}: {r['rps']:.0f} req/s p50={r['p50']:.2f} ms p99={r['p99']:.2f} ms errors={r['errors']}")
+        print(f"{len(paths)} distinct positions over {len(COMBINATIONS)} solutions, {args.connections} connections, "
+              f"{args.workers} workers, {args.seconds} s each")
+        print("| load | requests | req/s | p50 ms | p99 ms | errors |")
+        print("|---|---|---|---|---|---|")
+        for name, r in (("/v1/odds, random positions", odds), ("bare Flask", bare)):
+            print(f"| {name} | {r['requests']} | {r['rps']:.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} |")
         print(f"throughput ratio odds/bare = {odds['rps'] / bare['rps']:.2f}")
+        print("| worker | RSS MiB before | after | PSS MiB before | after | private MiB before | after |")
+        print("|---|---|---|---|---|---|---|")
+        for b, a in zip(before, after):
+            print(f"| {b['pid']} | {b['rss']:.0f} | {a['rss']:.0f} | {b['pss']:.0f} | {a['pss']:.0f} | "
+                  f"{b['private']:.0f} | {a['private']:.0f} |")
     finally:
         for s in servers:
             s.send_signal(signal.SIGTERM)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from collections import Counter
@@ -42,6 +44,37 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         raise pytest.UsageError(f"{len(twice)} node ids name more than one test, e.g. {twice[0]}")
     for item in items:
         item.add_marker(pytest.mark.xdist_group(TOGETHER.get(item.path.name, item.path.stem)))
+
+
+# The stored solutions the API answers from, built once per test run; the sequel's second variant (15 s and 2.4 GB
+# more) by the tests that ask for it: `sequel_solutions`.
+SOLUTION_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
+
+
+def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...] = ()) -> None:
+    """Build solutions into `ZOMBIE_ODDS_SOLUTIONS` with the CLI, in a child process (that keeps their memory)."""
+    flags = [flag for mode in modes for flag in ("--mode", mode)]
+    flags += [flag for variant in variants for flag in ("--variant", variant)]
+    subprocess.run([sys.executable, "-m", "api.cli", "solutions", "build", "--quiet", *flags], check=True,
+                   env=os.environ.copy())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A solutions folder for the whole run (shared by pytest-xdist's processes: a build holds its lock, so each
+    solution is built once), named by `ZOMBIE_ODDS_SOLUTIONS`: tests that point the store elsewhere keep it."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base if worker_id == "master" else base.parent) / "solutions"
+    os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
+    build_solutions(SOLUTION_MODES[:-1])
+    build_solutions(SOLUTION_MODES[-1:], ("before-draw",))
+    return root
+
+
+@pytest.fixture(scope="session")
+def sequel_solutions(solutions: Path) -> Path:
+    build_solutions(("direct-to-video-sequel",))
+    return solutions
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ from analysis.odds import NearTie
 from analysis.policy import solve
 from api import spec
 from api.cli import main
-from api.odds import approximate, room, too_large
+from api.odds import approximate, room
 
 from .montecarlo import within_4_sigma
 from .test_api import exact, fields, problem
@@ -67,27 +67,29 @@ def test_the_documented_float_answer_is_the_answer(app: Flask) -> None:
     name = "direct-to-video-sequel-early"
     body = OPERATION["requestBody"]["content"]["application/json"]["examples"][name]["value"]
     documented = OPERATION["responses"]["200"]["content"]["application/json"]["examples"][name]["value"]
-    assert approximate(position_of(body)) is not None
     assert app.test_client().post("/v1/odds", json=body).get_json() == documented
 
 
 @pytest.mark.parametrize("body", EARLY, ids=["turn start", "no shotgun", "no shotgun, helmet"])
 def test_the_sequel_with_most_of_its_turn_ahead_is_answered_in_floats(client: FlaskClient,
                                                                      body: dict[str, Any]) -> None:
-    """Room 3: the next roll exact, the decision, the values of rolling as floats with their bound (`Approximate`,
-    the response checked against the spec), no `turn` and why; CSV and text agree, and `exact=true` of a float
-    value is a 422 naming `exact`."""
+    """Room 3, from the stored solution: the next roll exact, the decision, the value of rolling as a float with
+    the solution's bound (`Approximate`, the response checked against the spec), the score distribution in floats
+    with its own bound; CSV and text agree, and `exact=true` is a 422 naming `exact`."""
     position = position_of(body)
-    assert too_large(position) is None and "floats" in approximate(position)
     answer = client.post("/v1/odds", json=body).get_json()
     decision = answer["decision"]
-    assert decision["action"] == "roll" and "turn" not in answer and answer["turn_left_out"] == approximate(position)
+    assert decision["action"] == "roll" and "turn_left_out" not in answer
     assert set(decision["roll"]) == {"value", "within"}
-    assert decision["roll"]["within"] == 1e-9 * max(1.0, decision["roll"]["value"])
+    solution = client.get(f"/v1/solutions/solution-{SEQUEL}-before-draw-v1").get_json()
+    assert decision["roll"]["within"] == solution["within"]
     assert exact(decision["stop"]) == position.score
     values = {a["action"]: a["value"] for a in decision["actions"]}
     assert values["roll"] == decision["roll"] and values.get("stop", decision["stop"]) == decision["stop"]
     assert exact(answer["next_roll"]["bust"]) == next_roll(position).bust
+    turn = answer["turn"]
+    mean = sum(s["score"] * s["value"] for s in turn["score_distribution"])
+    assert abs(mean - decision["roll"]["value"]) < 1e-6
     rows = dict(csv.reader(io.StringIO(client.get("/v1/odds", query_string={**query(body), "format": "csv"}).text)))
     assert float(rows["roll"]) == decision["roll"]["value"] and rows["action"] == "roll"
     text = client.get("/v1/odds.txt", query_string={**query(body), "field": "roll"}).text
@@ -115,27 +117,29 @@ def test_the_sequel_turn_in_floats_against_physical_dice() -> None:
 
 @pytest.mark.parametrize("body", LATER, ids=["one shotgun", "a green shotgun", "one shotgun, helmet"])
 def test_the_float_values_are_within_their_bound_of_the_exact_ones(client: FlaskClient, body: dict[str, Any]) -> None:
-    """Where the sequel is answered exactly (room 2 and nearer a bust), the float solution of the whole turn
-    gives the same decision and values of rolling within `within` of the exact ones (in fact within a few ulps)."""
+    """Where the sequel has exact values (two shotguns from a bust and nearer, over the states a position reaches),
+    the stored solution's answer has the same decision, and its values of rolling and its score distribution are
+    within their bounds of the exact ones."""
     position = position_of(body)
-    assert approximate(position) is None
-    exact_answer = client.post("/v1/odds", json=body).get_json()["decision"]
-    floats = odds(position, exact=False).decision
-    assert floats.action == exact_answer["action"]
-    assert abs(Fraction(floats.roll) - Fraction(exact_answer["roll"]["exact"])) <= 1e-9 * max(1.0, floats.roll)
-    assert abs(floats.roll - exact_answer["roll"]["value"]) <= 1e-14 * max(1.0, floats.roll)
+    floats = client.post("/v1/odds", json=body).get_json()
+    exact_answer = odds(position)
+    assert floats["decision"]["action"] == exact_answer.decision.action
+    roll = floats["decision"]["roll"]
+    assert abs(Fraction(roll["value"]) - exact_answer.decision.roll) <= roll["within"]
+    distribution = {s["score"]: s["value"] for s in floats["turn"]["score_distribution"]}
+    assert all(abs(distribution.get(k, 0.0) - float(q)) <= floats["turn"]["within"]
+               for k, q in exact_answer.score_distribution.items())
 
 
-def test_a_near_tie_with_most_of_the_turn_ahead_is_a_422(client: FlaskClient) -> None:
-    """Rolling and stopping equal within floats' error (7 brains, a yellow, a red and Hottie's footprints in hand,
-    reached from the sequel's turn start): only exact values could decide, and they are out of reach here."""
+def test_an_exact_tie_with_most_of_the_turn_ahead_is_a_tie(client: FlaskClient) -> None:
+    """Rolling and stopping equal within the bound (7 brains, a yellow, a red and Hottie's footprints in hand,
+    reached from the sequel's turn start; an exact tie): the answer says so, with both values."""
     body = {"mode": SEQUEL, "footprints": ["yellow", "red", "hottie"],
             "brains": ["green", "green", "green", "green", "yellow", "red", "santa"]}
-    assert approximate(position_of(body)) is not None
-    with pytest.raises(NearTie):
-        odds(position_of(body), exact=False)
-    refused = problem(client.post("/v1/odds", json=body), 422)
-    assert fields(refused) == ["shotguns"] and "exact values" in refused["detail"]
+    answer = client.post("/v1/odds", json=body).get_json()
+    decision = answer["decision"]
+    assert decision["action"] == "tie"
+    assert abs(decision["roll"]["value"] - exact(decision["stop"])) <= decision["roll"]["within"]
 
 
 def test_santa_with_the_bus_before_a_shotgun_is_answered_in_floats(client: FlaskClient) -> None:
@@ -178,5 +182,5 @@ def test_the_command_line_renders_a_float_answer() -> None:
     """The sequel before its first shotgun: the values of rolling are floats, and the text says so."""
     result = CliRunner().invoke(main, ["odds", "--mode", SEQUEL, "--footprints", "green", "--brains", "green,yellow"])
     assert result.exit_code == 0, result.output
-    assert "Decision (expected-brains): ROLL" in result.stdout and "(float, within 4e-09)" in result.stdout
-    assert "Final score: left out (4 shotguns from a bust" in result.stdout
+    assert "Decision (expected-brains): ROLL" in result.stdout and "(float, within 3e-05)" in result.stdout
+    assert "Final score if you roll now and play on optimally" in result.stdout

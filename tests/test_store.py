@@ -81,3 +81,43 @@ def test_one_holder_of_an_entry_lock_at_a_time_and_no_file_left(tmp_path):
     for t in threads:
         t.join()
     assert most == [1] and list((tmp_path / "locks").iterdir()) == []
+
+
+ARRAYS = Key("solution", "original", "before-draw", 1)
+
+
+def test_arrays_round_trip_memory_mapped_and_read_only(tmp_path):
+    import numpy as np
+
+    store = Store(tmp_path)
+    assert store.get_arrays(ARRAYS) is None and not store.has_arrays(ARRAYS)
+    digest = store.put_arrays(ARRAYS, {"top": 3}, {"a": np.arange(10), "b": np.linspace(0, 1, 5)})
+    meta, arrays, etag = Store(tmp_path).get_arrays(ARRAYS)
+    assert meta == {"top": 3} and etag == digest
+    assert isinstance(arrays["a"], np.memmap) and arrays["a"].tolist() == list(range(10))
+    with pytest.raises(ValueError):
+        arrays["b"][0] = 7  # mapped read-only: no process can change what the others read
+    assert store.writes(ARRAYS) == 1 and list(store.keys()) == []  # (array entries are not JSON entries)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "manifest", "missing"])
+def test_a_damaged_array_entry_is_never_mapped(tmp_path, damage):
+    import numpy as np
+
+    store = Store(tmp_path)
+    store.put_arrays(ARRAYS, {"top": 3}, {"a": np.arange(1000)})
+    folder = tmp_path / ARRAYS.name
+    target = folder / "a.npy"
+    raw = target.read_bytes()
+    if damage == "flip":
+        target.write_bytes(raw[:-8] + bytes([raw[-8] ^ 1]) + raw[-7:])
+    elif damage == "truncate":
+        target.write_bytes(raw[: len(raw) // 2])
+    elif damage == "manifest":
+        (folder / "manifest.json").write_text((folder / "manifest.json").read_text()[:-5])
+    else:
+        target.unlink()
+    with pytest.raises(CorruptEntry):
+        store.get_arrays(ARRAYS)
+    assert store.get_arrays(ARRAYS) is None  # moved aside, to be built again
+    assert (tmp_path / f"{ARRAYS.name}.corrupt").is_dir()

@@ -72,6 +72,7 @@ def test_rooted_tables_are_kept_for_the_last_positions_only():
     from analysis.table import ROOTED_KEPT
 
     roots = [Position(mode="big-summer-action-movie", footprints=("green",), brains=(brain,),
+                      double_brains=(brain,) if brain == "hunk" else (),  # Hunk's only brain face is a double
                       shotguns=("red", "red")).state for brain in ("green", "yellow", "red", "hunk")]
     assert len(roots) > ROOTED_KEPT
     first = table_for("big-summer-action-movie", "before-draw", roots[0])
@@ -115,3 +116,75 @@ def test_the_index_finds_every_state_and_nothing_else(table):
         with pytest.raises(KeyError):
             table.index[key]
     assert table.index.get(alias) is None
+
+
+# -- positions whose next roll recycles the cup, and positions after it -----------------------------------
+# Two shotguns and nine or ten brains: the cup holds two dice and the next roll recycles (Santa in the pile stays
+# out; Hunk shows only a double brain).
+RECYCLING = {
+    "original": {"brains": ["green"] * 6 + ["yellow"] * 4},
+    "big-summer-action-movie": {"brains": ["green"] * 6 + ["yellow"] * 2 + ["hunk"], "double_brains": ["hunk"]},
+    "santa-claus-meets-the-zombies": {"brains": ["green"] * 5 + ["yellow"] * 3 + ["santa"]},
+    "direct-to-video-sequel": {"brains": ["green"] * 5 + ["yellow"] * 2 + ["hunk", "santa"],
+                               "double_brains": ["hunk"]},
+}
+
+
+def _around_a_recycling(mode: str, recycle: str) -> list:
+    """A position whose next roll recycles, and three after that roll (the brains noted): one with no dice in hand,
+    two with footprints."""
+    from analysis import Position
+    from analysis.roll import next_roll
+
+    p = Position(mode=mode, shotguns=["red", "red"], recycle=recycle, **RECYCLING[mode])
+    roll = next_roll(p)
+    assert roll.recycles
+    after = [q for _, q in roll.results() if q is not None]
+    assert after and all(q.banked >= 9 for q in after)
+    held = [q for q in after if q.footprints]
+    return [p, next(q for q in after if not q.footprints), held[0], held[-1]]
+
+
+def _rolls(table, rows: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The rolls of states `rows` of `table`, each as (state's code, delta, target's code, ways * scale), sorted:
+    two tables' rows compare with each other's denominators as `scale`."""
+    counts = np.diff(table.edge_ptr)[rows]
+    owner = np.repeat(np.arange(len(rows)), counts)
+    k = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(table.edge_ptr[rows],
+                                                                                               counts)
+    out = np.stack([table.codes[rows][owner], table.edge_delta[k], table.codes[table.edge_to[k]],
+                    table.edge_ways[k] * scale[owner]], axis=1)
+    return out[np.lexsort(out.T[::-1])]
+
+
+@pytest.fixture(scope="module")
+def release_whole_tables():
+    """The sequel's whole turn (~1 GB per recycle variant) is not kept for the other modules of this process."""
+    yield
+    from analysis import table
+
+    table._whole_table.cache_clear()
+
+
+@pytest.mark.parametrize("mode", list(RECYCLING))
+@pytest.mark.parametrize("recycle", ["before-draw", "draw-then-recycle"])
+def test_positions_around_a_recycling_are_in_the_whole_turn(mode, recycle, release_whole_tables):
+    """A position whose next roll recycles the cup, and positions after it: the next roll is a distribution, the
+    position's state is one of the whole turn's, and its rooted table builds (it crashed in Double Feature modes
+    when the root recycles: no state of the search's first batch drew from the cup alone) with every state in the
+    whole turn, each rolling as there."""
+    from analysis.roll import next_roll
+
+    whole = table_for(mode, recycle)
+    number = dict(zip(whole.codes.tolist(), range(len(whole))))
+    for p in _around_a_recycling(mode, recycle):
+        assert sum(t.probability for t in next_roll(p).transitions) == 1
+        assert p.state in whole.index
+        rooted = table_for(mode, recycle, p.state)
+        assert rooted.states[0] == p.state
+        assert set(rooted.codes.tolist()) <= number.keys()
+        mine, theirs = np.arange(len(rooted)), np.array([number[c] for c in rooted.codes.tolist()])
+        den, whole_den = rooted.denominator, whole.denominator[theirs]
+        assert np.array_equal(_rolls(rooted, mine, whole_den), _rolls(whole, theirs, den))
+        for ways in ("bust_ways", "loop_ways"):
+            assert np.array_equal(getattr(rooted, ways) * whole_den, getattr(whole, ways)[theirs] * den)

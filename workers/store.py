@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,7 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "locked", "try_lock"]
+import numpy as np
+
+__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "held", "locked", "try_lock"]
 
 # Bump when a change to analysis/ changes any number a stored table or answer (api.odds.shared_answer) holds.
 ENGINE_VERSION = "1"
@@ -97,6 +100,19 @@ def _digest(data: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _file_digest(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class Store:
     """Entries under one directory (created on first use)."""
 
@@ -121,11 +137,7 @@ class Store:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        dir_fd = os.open(self.root, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _fsync_dir(self.root)
         with open(self.root / "journal.log", "a") as journal:  # one short line per write: appends are atomic
             journal.write(f"{time.time():.3f} {key.name} {digest}\n")
         return digest
@@ -147,6 +159,71 @@ class Store:
             log.error("%s: checksum mismatch; moved aside to %s, never served", key.name, path.with_suffix(".corrupt"))
             raise CorruptEntry(f"{key.name}: checksum mismatch; moved aside to be recomputed")
         return envelope["data"], envelope["sha256"]
+
+    def _folder(self, key: Key) -> Path:
+        return self.root / key.name
+
+    def put_arrays(self, key: Key, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
+        """Write named arrays as one entry: a folder of ``.npy`` files and ``manifest.json`` (the meta, each
+        file's sha256, and the manifest's own digest), filled under a temporary name, fsynced, then renamed
+        into place whole. Returns the manifest's digest (the entry's ETag)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
+        try:
+            files = {}
+            for name, array in arrays.items():
+                path = tmp / f"{name}.npy"
+                with open(path, "wb") as f:
+                    np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+                    f.flush()
+                    os.fsync(f.fileno())
+                files[name] = _file_digest(path)
+            data = {"meta": meta, "files": files}
+            digest = _digest(data)
+            with open(tmp / "manifest.json", "w") as f:
+                json.dump({"key": key.name, "sha256": digest, "data": data}, f, allow_nan=False)
+                f.flush()
+                os.fsync(f.fileno())
+            final = self._folder(key)
+            if final.exists():  # an older copy (or one moved aside): replaced whole
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _fsync_dir(self.root)
+        with open(self.root / "journal.log", "a") as journal:
+            journal.write(f"{time.time():.3f} {key.name} {digest}\n")
+        return digest
+
+    def get_arrays(self, key: Key) -> tuple[dict[str, Any], dict[str, np.ndarray], str] | None:
+        """(meta, arrays, digest) of an array entry, each array memory-mapped read-only (every process mapping
+        it shares one copy in the page cache); None if absent. Every file is checked against its sha256 first:
+        a mismatch moves the entry aside (``*.corrupt``) and raises `CorruptEntry`."""
+        folder = self._folder(key)
+        try:
+            envelope = json.loads((folder / "manifest.json").read_bytes())
+        except FileNotFoundError:
+            return None
+        except ValueError:
+            envelope = None
+        try:
+            data = envelope["data"]
+            ok = envelope["key"] == key.name and _digest(data) == envelope["sha256"] and all(
+                _file_digest(folder / f"{name}.npy") == digest for name, digest in data["files"].items())
+        except (KeyError, TypeError, FileNotFoundError):
+            ok = False
+        if not ok:
+            aside = folder.with_name(folder.name + ".corrupt")
+            shutil.rmtree(aside, ignore_errors=True)
+            os.replace(folder, aside)
+            log.error("%s: checksum mismatch; moved aside to %s, never served", key.name, aside)
+            raise CorruptEntry(f"{key.name}: checksum mismatch; moved aside to be recomputed")
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in data["files"]}
+        return data["meta"], arrays, envelope["sha256"]
+
+    def has_arrays(self, key: Key) -> bool:
+        return (self._folder(key) / "manifest.json").exists()
 
     @contextmanager
     def lock(self, key: Key) -> Iterator[None]:
@@ -195,6 +272,22 @@ class Store:
                 yield Key.parse(path.stem)
             except ValueError:  # job records and stray files
                 continue
+
+
+def held(path: Path) -> bool:
+    """Whether some process holds the lock on `path` (asked with a shared lock: two processes asking at once do
+    not mistake each other for the holder; a missing file is a free lock)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def try_lock(path: Path) -> int | None:

@@ -36,7 +36,7 @@ from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
 from .celery_app import app
-from .store import ENGINE_VERSION, CorruptEntry, Key, try_lock
+from .store import ENGINE_VERSION, CorruptEntry, Key, held, try_lock
 from .tasks import (
     TABLE_MODES,
     BrokerUnavailable,
@@ -71,7 +71,8 @@ class TableJob:
     sha256: str | None = None
     p_first_player_wins: float | None = None
     error: str | None = None
-    detail: str | None = None  # why a job in progress does not move (the job queue is unreachable)
+    # why a job in progress does not move (the job queue is unreachable), or that it was resumed and why
+    detail: str | None = None
 
     @property
     def active(self) -> bool:
@@ -170,16 +171,8 @@ def _locked(key: Key) -> Iterator[None]:
 
 
 def _runs_here(key: Key) -> bool:
-    """Embedded: does a thread (of any process) hold the job's lock, that is, run it? A shared lock
-    is enough to tell, and two processes asking at once do not mistake each other for the job."""
-    fd = os.open(_lock_path(key), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Embedded: does a thread (of any process) hold the job's lock, that is, run it?"""
+    return held(_lock_path(key))
 
 
 # -- status ---------------------------------------------------------------------------------------

@@ -1,0 +1,220 @@
+"""A mode's whole turn solved once, as flat arrays: what every position of the mode is answered from.
+
+`build` solves the expected-brains objective over every dice state a turn of the mode can reach
+(`policy.solve` over `table.table_for`) and lays out, as named numpy arrays, everything an answer reads:
+the roll values held per level (the solver's ragged layout, `policy.Solution`), each state's bust and gain
+(the value of a roll above its held levels), and the table's rolls as CSR arrays with float probabilities
+(the turn's score distribution flows over them). `StoredTurn` reads those arrays from any mapping, so the
+workers store them once and every server process maps the same files read-only.
+
+Why floats: the values are ratios of integers of thousands of digits, and the decision only needs to know
+on which side of the stop value a roll lies. Every value carries a certified bound, `within`:
+
+* A roll at (state, score) is ``r = (sum_k p_k W_k + sum_d s_d S(T + d)) / (1 - p)``: at most ``m`` products
+  of a rounded probability (relative error u = 2^-53) and an earlier value, summed in floating point.
+  Given exact earlier values, the computed ``r`` is within ``delta = (2 gamma_m + 2u) M`` of the exact one,
+  where ``gamma_m = m u / (1 - m u)`` (Higham, *Accuracy and Stability of Numerical Algorithms*, 3.1),
+  ``m`` the most results of one roll plus the levels a roll spans plus two, and ``M`` bounds every value
+  (the top level plus the largest gain of a roll).
+* An earlier value's error passes on at most once per roll: the weights ``p_k`` sum to at most ``1 - q - p``
+  and the self-loop divides by ``1 - p``, so ``E(x) <= delta / (1 - p) + max E(successor)``; ``max(S, r)`` does
+  not increase an error, and a stop value is exact. The rolls of a turn go, in the solver's order, to an
+  earlier block, a higher level or an earlier layer, so a chain of rolls has at most
+  ``L = (top + 1 + blocks |min_delta|) x layers`` links, and every value is within ``L delta / (1 - p_max)``.
+* A capped table (a state that cannot bust: Santa's helmet) stops every state above ``top``; the cap moves
+  no value at a score up to the bound by more than 1e-12 (tests/test_expansions.py solves it twice as far),
+  which is added.
+
+The decision compares the roll with the exact stop value: ``roll`` or ``stop`` where they differ by more
+than the bound, ``tie`` where the bound cannot tell them apart. The score distribution is that of the float
+policy (roll where the float roll value beats the stop value, ties stop, as exact.py's policy), flowing in
+floats; masses below `PRUNE` are dropped and added to its bound, with the rounding of ``L`` steps. The turn
+start's distribution (the longest flow, and the question asked most) is worked out by `build` and stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dice import MODES
+from .policy import Objective, solve
+from .position import DiceState
+from .table import state_code, table_for
+
+__all__ = ["StoredTurn", "build", "PRUNE", "CAP_EFFECT"]
+
+UNIT = 2.0 ** -53
+PRUNE = 1e-15  # a mass this small is dropped from a flowing distribution (and counted in its bound)
+CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
+
+def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """Solve a mode's whole turn for expected brains: (meta, arrays), the meta as JSON values."""
+    table = table_for(mode, recycle)
+    solution = solve(mode, recycle, Objective())
+    n = len(table)
+    block = np.empty(n, dtype=np.int8)
+    layer = np.empty(n, dtype=np.int8)
+    for b, layers in enumerate(table.blocks):
+        for k, members in enumerate(layers):
+            block[members], layer[members] = b, k
+    code_order = np.argsort(table.codes, kind="stable")
+    arrays = {
+        "codes": table.codes,
+        "sorted_codes": table.codes[code_order],
+        "code_order": code_order,
+        "order": solution.order,
+        "rank": solution.rank,
+        "offsets": solution.offsets,
+        "rolls": solution.rolls,
+        "bust": table.bust_f,
+        "gain": table.gain_f,
+        "loop": table.self_loop_f,
+        "edge_ptr": table.edge_ptr,
+        "edge_delta": table.edge_delta.astype(np.int8),
+        "edge_to": table.edge_to.astype(np.int32),
+        "edge_p": table.edge_ways / table.denominator[table.edge_from],
+        "block": block,
+        "layer": layer,
+    }
+    most_results = int(np.diff(table.edge_ptr).max(initial=0))
+    m = most_results + (table.max_delta - table.min_delta + 1) + 2
+    gamma = m * UNIT / (1 - m * UNIT)
+    top_value = max(float(np.abs(solution.rolls).max(initial=0.0)), solution.top + table.max_delta)
+    delta = (2 * gamma + 2 * UNIT) * top_value
+    links = (solution.top + 1 + len(table.blocks) * -table.min_delta) * sum(len(b) for b in table.blocks)
+    within = links * delta / (1 - float(table.self_loop_f.max(initial=0.0))) + (CAP_EFFECT if solution.capped else 0)
+    meta = {"mode": mode, "recycle": recycle, "objective": "expected-brains", "states": n,
+            "rolls": int(len(table.edge_to)), "top": solution.top, "capped": solution.capped,
+            "compulsory": bool(table.compulsory), "min_delta": table.min_delta, "within": within,
+            "distribution_within": links * gamma}
+    # the turn start's distribution, the question asked most and the longest flow: worked out once, here
+    start, bound = StoredTurn(meta, arrays).score_distribution(0, 0)
+    arrays["start_scores"] = np.array(list(start), dtype=np.int64)
+    arrays["start_probabilities"] = np.array(list(start.values()))
+    meta["start_within"] = bound
+    return meta, arrays
+
+
+@dataclass(frozen=True, eq=False)
+class StoredTurn:
+    """A stored solution (`build`), its arrays from any mapping of names to arrays (memory-mapped files)."""
+
+    meta: Mapping
+    arrays: Mapping[str, np.ndarray]
+
+    @property
+    def within(self) -> float:
+        """The bound on ``|float - exact|`` of every value (module docstring)."""
+        return float(self.meta["within"])
+
+    def index(self, state: DiceState) -> int | None:
+        """The number of a dice state, or None if no turn of the mode reaches it."""
+        a = self.arrays
+        code = state_code(MODES[self.meta["mode"]], state)
+        k = int(np.searchsorted(a["sorted_codes"], code))
+        if k == len(a["sorted_codes"]) or int(a["sorted_codes"][k]) != code:
+            return None
+        return int(a["code_order"][k])
+
+    def _slot(self, i: int, score: int) -> int:
+        if not 0 <= score <= self.meta["top"]:
+            return -1
+        a = self.arrays
+        k, lo = int(a["rank"][i]), int(a["offsets"][score])
+        return lo + k if k < int(a["offsets"][score + 1]) - lo else -1
+
+    def roll(self, i: int, score: int) -> float:
+        """The value of rolling at (state `i`, `score`) and then playing on optimally."""
+        k = self._slot(i, score)
+        if k >= 0:
+            return float(self.arrays["rolls"][k])
+        a = self.arrays
+        return float((1.0 - a["bust"][i]) * score + a["gain"][i])  # above its bound every result stops
+
+    def rolls_at(self, states: np.ndarray, score: int) -> np.ndarray:
+        """Whether the policy rolls at each of `states` at `score` (ties stop; the empty turn always rolls)."""
+        a = self.arrays
+        out = np.zeros(len(states), dtype=bool)
+        if 0 <= score <= self.meta["top"]:
+            lo, k = int(a["offsets"][score]), a["rank"][states]
+            held = k < int(a["offsets"][score + 1]) - lo
+            out[held] = a["rolls"][lo + k[held]] > score
+        if self.meta["compulsory"]:
+            out[states == 0] = True
+        return out
+
+    def decision(self, i: int, score: int, compulsory: bool) -> str:
+        """``roll``, ``stop`` or ``tie`` (the bound cannot separate them); ``roll`` where it is compulsory."""
+        if compulsory:
+            return "roll"
+        gap = self.roll(i, score) - score
+        return "tie" if abs(gap) <= self.within else "roll" if gap > 0 else "stop"
+
+    def score_distribution(self, i0: int, score0: int) -> tuple[dict[int, float], float]:
+        """P(final turn score = k) if the player rolls now and then follows the policy, and its bound.
+
+        The masses flow in the reverse of the solver's order (exact.py's `_first_of`): blocks from last to
+        first and levels upwards, or levels upwards and blocks from last to first where no roll lowers the
+        score; within, layers from last to first. A state that rolls passes its mass on times ``1 / (1 - p)``
+        (its self-loop's geometric series)."""
+        a = self.arrays
+        if (i0, score0) == (0, 0) and "start_scores" in a:
+            return dict(zip(a["start_scores"].tolist(), a["start_probabilities"].tolist())), self.meta["start_within"]
+        ptr, to, delta, p, bust, loop = (a[k] for k in ("edge_ptr", "edge_to", "edge_delta", "edge_p", "bust", "loop"))
+        block, layer = a["block"], a["layer"]
+        final: dict[int, float] = {}
+        dropped = 0.0
+        pending: dict[tuple[int, int], dict[int, list[tuple[np.ndarray, np.ndarray]]]] = {}
+        lowers = int(self.meta["min_delta"]) < 0
+
+        def end(score: int, mass: float) -> None:
+            final[score] = final.get(score, 0.0) + mass
+
+        def roll(states: np.ndarray, masses: np.ndarray, score: int, closed: bool = True) -> None:
+            if closed:
+                masses = masses / (1.0 - loop[states])
+            elif loop[states[0]]:  # the roll asked about came back to a position where the policy stops
+                end(score, float(masses[0] * loop[states[0]]))
+            end(0, float(masses @ bust[states]))
+            starts, counts = ptr[states], ptr[states + 1] - ptr[states]
+            edges = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+            j = to[edges].astype(np.int64)
+            mass = np.repeat(masses, counts) * p[edges]
+            # where each result waits, as one sortable key: (block, score, layer) in bits 40-47, 8-39, 0-7
+            keys = (block[j].astype(np.int64) << 40) | ((score + delta[edges].astype(np.int64)) << 8) | layer[j]
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+            cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+            for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
+                key = int(keys[lo])
+                pending.setdefault((key >> 40, (key >> 8) & 0xFFFFFFFF), {}).setdefault(key & 0xFF, []).append(
+                    (j[order[lo:hi]], mass[order[lo:hi]]))
+
+        def first(key: tuple[int, int]) -> tuple[int, int]:
+            b, s = key
+            return (b, -s) if lowers else (-s, b)
+
+        start = np.array([i0])
+        roll(start, np.ones(1), score0, closed=bool(self.rolls_at(start, score0)[0]))
+        while pending:
+            key = max(pending, key=first)
+            layers, score = pending[key], key[1]
+            while layers:
+                parts = layers.pop(max(layers))
+                states, at = np.unique(np.concatenate([s for s, _ in parts]), return_inverse=True)
+                masses = np.bincount(at, weights=np.concatenate([m for _, m in parts]))
+                small = masses < PRUNE
+                if small.any():
+                    dropped += float(masses[small].sum())
+                    states, masses = states[~small], masses[~small]
+                rolls = self.rolls_at(states, score)
+                if not rolls.all():
+                    end(score, float(masses[~rolls].sum()))
+                if rolls.any():
+                    roll(states[rolls], masses[rolls], score)
+            del pending[key]
+        bound = dropped + float(self.meta["distribution_within"])
+        return {k: v for k, v in sorted(final.items()) if v > 0}, bound

@@ -1,0 +1,86 @@
+"""Stored solutions: each one's build (CPU, wall, peak memory, size on disk) and answers read from them.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_solutions.py build [STORE]     # every combination, fresh processes
+    PYTHONPATH=. .venv/bin/python bench/bench_solutions.py answers [STORE] [N]
+
+`build` runs ``zombie-odds solutions build`` once per combination in a fresh process (into STORE, default a new
+temporary folder) and prints a Markdown table row per combination. `answers` draws N (default 10,000) positions
+by simulated play across every combination (analysis.simulate.random_position) and answers each in this process
+as /v1/odds does (the next roll exact, the decision, the values and the score distribution): p50, p99 and max per
+mode, then over all.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def build(root: Path) -> None:
+    from workers.solutions import COMBINATIONS
+
+    env = {**os.environ, "ZOMBIE_ODDS_SOLUTIONS": str(root)}
+    print("| mode | recycle | CPU s | wall s | peak MiB | on disk MiB | states | top | within |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mode, recycle in COMBINATIONS:
+        start = time.perf_counter()
+        child = subprocess.Popen([sys.executable, "-m", "api.cli", "solutions", "build", "--quiet", "--mode", mode,
+                                  "--variant", recycle], env=env)
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own CPU time and peak memory
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            sys.exit(f"the build of {mode} ({recycle}) failed")
+        wall = time.perf_counter() - start
+        cpu = usage.ru_utime + usage.ru_stime
+        folder = next(root.glob(f"solution--{mode}--{recycle}--*"))
+        size = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
+        os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
+        from workers.solutions import status
+
+        meta = status(mode, recycle).meta
+        print(f"| {mode} | {recycle} | {cpu:.1f} | {wall:.1f} | {usage.ru_maxrss / 1024:.0f} | {size:.0f} | "
+              f"{meta['states']:,} | {meta['top']} | {meta['within']:.1e} |", flush=True)
+
+
+def answers(root: Path, count: int) -> None:
+    os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
+    from analysis.odds import stored_odds
+    from analysis.simulate import random_position
+    from workers.solutions import COMBINATIONS, load
+
+    rng = random.Random(2026)
+    turns = {c: load(*c) for c in COMBINATIONS}
+    missing = [c for c, t in turns.items() if t is None]
+    if missing:
+        sys.exit(f"not built: {missing} (run `zombie-odds solutions build` with ZOMBIE_ODDS_SOLUTIONS={root})")
+    asked = [(c, random_position(c[0], rng, recycle=c[1])) for c in (rng.choice(COMBINATIONS) for _ in range(count))]
+    times: dict[str, list[float]] = {}
+    for (mode, recycle), position in asked:
+        start = time.perf_counter()
+        stored_odds(position, turns[(mode, recycle)])
+        times.setdefault(mode, []).append(time.perf_counter() - start)
+    print("| mode | positions | p50 ms | p99 ms | max ms |")
+    print("|---|---|---|---|---|")
+    every = []
+    for mode, t in times.items():
+        every += t
+        print(f"| {mode} | {len(t)} | {np.percentile(t, 50) * 1e3:.2f} | {np.percentile(t, 99) * 1e3:.2f} | "
+              f"{max(t) * 1e3:.1f} |")
+    print(f"| all | {len(every)} | {np.percentile(every, 50) * 1e3:.2f} | {np.percentile(every, 99) * 1e3:.2f} | "
+          f"{max(every) * 1e3:.1f} |")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "build"
+    root = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(tempfile.mkdtemp(prefix="solutions-"))
+    if what == "build":
+        build(root)
+    else:
+        answers(root, int(sys.argv[3]) if len(sys.argv) > 3 else 10_000)

@@ -1,0 +1,121 @@
+"""/v1/odds from the stored solutions, and /v1/solutions: built by a real child process, mapped, never corrupt."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from fractions import Fraction
+
+import pytest
+from flask.testing import FlaskClient
+
+from analysis import MODES, Position, next_roll
+from analysis.simulate import random_position
+from workers import solutions
+
+
+@pytest.fixture(autouse=True)
+def no_builder_left() -> Iterator[None]:
+    """A background builder a test started (it goes on to every other missing solution) ends with the test."""
+    yield
+    for child in solutions._children:
+        child.terminate()
+        child.wait(timeout=60)
+
+
+def query(position: Position) -> str:
+    fields = {"mode": position.mode, "recycle": position.recycle, "banked": position.banked}
+    for name in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "effects", "kept_out"):
+        if getattr(position, name):
+            fields[name] = ",".join(getattr(position, name))
+    return "&".join(f"{k}={v}" for k, v in fields.items())
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_positions_reached_by_play_are_answered_from_the_stored_solution(client: FlaskClient, mode: str,
+                                                                         sequel_solutions: object) -> None:
+    rng = random.Random(7)
+    for _ in range(25):
+        position = random_position(mode, rng, recycle=rng.choice(["before-draw", "draw-then-recycle"]))
+        response = client.get(f"/v1/odds?{query(position)}")
+        assert response.status_code == 200, response.get_json()
+        body = response.get_json()
+        exact = next_roll(position)
+        assert body["next_roll"]["bust"]["exact"] == f"{exact.bust.numerator}/{exact.bust.denominator}"
+        roll = body["decision"]["roll"]
+        assert set(roll) == {"value", "within"} and roll["within"] > 0
+        distribution = body["turn"]["score_distribution"]
+        assert abs(sum(p["value"] for p in distribution) - 1) <= body["turn"]["within"]
+        assert body["decision"]["action"] in ("roll", "stop", "tie")
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("recycle", ["before-draw", "draw-then-recycle"])
+def test_positions_after_a_recycle_are_answered(client: FlaskClient, mode: str, recycle: str,
+                                               sequel_solutions: object) -> None:
+    """The cup ran out: the brain dice went back and their brains were noted (`banked`)."""
+    rng = random.Random(3)
+    for _ in range(2000):
+        position = random_position(mode, rng, recycle=recycle, go_on=0.97)
+        if position.banked:
+            break
+    else:
+        pytest.fail("no recycle in 2000 turns")
+    response = client.get(f"/v1/odds?{query(position)}")
+    assert response.status_code == 200, response.get_json()
+    assert Fraction(response.get_json()["next_roll"]["bust"]["exact"]) == next_roll(position).bust
+
+
+def test_exact_values_where_they_fit_a_request_and_a_422_naming_exact_elsewhere(client: FlaskClient) -> None:
+    base = "footprints=green,red&brains=green&shotguns=red"
+    floats = client.get(f"/v1/odds?{base}").get_json()
+    exact = client.get(f"/v1/odds?{base}&exact=true").get_json()
+    assert set(exact["decision"]["roll"]) == {"exact", "value"}
+    assert abs(exact["decision"]["roll"]["value"] - floats["decision"]["roll"]["value"]) \
+        <= floats["decision"]["roll"]["within"]
+    assert exact["decision"]["action"] == floats["decision"]["action"]
+    refused = client.get("/v1/odds?mode=santa-claus-meets-the-zombies&footprints=green,yellow&brains=green&exact=true")
+    assert refused.status_code == 422 and refused.get_json()["errors"][0]["field"] == "exact"
+    posted = client.post("/v1/odds", json={"footprints": ["green", "red"], "brains": ["green"], "shotguns": ["red"],
+                                           "exact": True})
+    assert posted.status_code == 200 and posted.get_json() == exact
+
+
+def test_a_missing_solution_is_a_503_naming_its_job_until_it_is_built(client: FlaskClient, tmp_path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server whose solution is not built answers 503 with Retry-After and the job; its background builder (a
+    real child process) builds it; then the same question is answered."""
+    monkeypatch.setenv("ZOMBIE_ODDS_SOLUTIONS", str(tmp_path))
+    first = client.get("/v1/odds?footprints=green,red&brains=yellow")
+    assert first.status_code == 503 and first.mimetype == "application/problem+json"
+    assert int(first.headers["Retry-After"]) > 0
+    job = first.get_json()["job"]
+    assert job == "/v1/solutions/solution-original-before-draw-v1"
+    deadline = time.monotonic() + 120
+    while (state := client.get(job).get_json()["state"]) != "built":
+        assert state in ("queued", "building") and time.monotonic() < deadline
+        time.sleep(0.2)
+    answered = client.get("/v1/odds?footprints=green,red&brains=yellow")
+    assert answered.status_code == 200
+    built = client.get(job).get_json()
+    assert built["within"] > 0 and len(built["sha256"]) == 64 and built["states"] == 10766
+
+
+def test_a_corrupted_solution_is_never_served(client: FlaskClient, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZOMBIE_ODDS_SOLUTIONS", str(tmp_path))
+    solutions.build_and_store("original", "draw-then-recycle")
+    folder = tmp_path / solutions.solution_key("original", "draw-then-recycle").name
+    rolls = folder / "rolls.npy"
+    raw = bytearray(rolls.read_bytes())
+    raw[-3] ^= 0x40
+    rolls.write_bytes(bytes(raw))
+    response = client.get("/v1/odds?recycle=draw-then-recycle&footprints=green,red&brains=yellow")
+    assert response.status_code == 503  # moved aside and built again, never read
+    assert folder.with_name(folder.name + ".corrupt").is_dir()
+
+
+def test_the_solutions_list_names_every_combination(client: FlaskClient) -> None:
+    listed = client.get("/v1/solutions").get_json()["solutions"]
+    assert {(s["mode"], s["recycle"]) for s in listed} == set(solutions.COMBINATIONS)
+    assert client.get("/v1/solutions/no-such-job").status_code == 404
