@@ -4,6 +4,12 @@ Views and hooks raise `ApiError` (or let Flask raise an `HTTPException`); the ha
 here turn both into `application/problem+json`, so a client parses one error shape whatever went
 wrong. Anything else is a bug: it is logged with its traceback and answered with a bare 500 that
 reveals nothing of the server.
+
+A problem lists at most `MAX_ERRORS` fields at fault, the first ones found, and counts the rest in
+`errors_omitted`; its `detail` is cut to `MAX_DETAIL` characters. Schema validation stops looking after
+`MAX_FAULTS` faults (api.faults), so a body of 16 KiB of wrong items costs no more to refuse than a valid
+one costs to answer, and the refusal stays a few kilobytes whatever was sent. Every 503 says when to ask
+again (`Retry-After`, `RETRY_AFTER` seconds unless the error sets its own).
 """
 
 from __future__ import annotations
@@ -16,9 +22,13 @@ from werkzeug.exceptions import HTTPException
 
 from analysis import FieldError
 
-__all__ = ["ApiError", "FieldError", "problem", "register"]
+__all__ = ["ApiError", "FieldError", "MAX_ERRORS", "MAX_FAULTS", "problem", "register"]
 
 PROBLEM_JSON = "application/problem+json"
+MAX_ERRORS = 20  # fields listed in a problem's `errors`; the rest are counted in `errors_omitted`
+MAX_FAULTS = 100  # schema validation (api.faults) stops looking after this many faults
+MAX_DETAIL = 1000  # characters of `detail`
+RETRY_AFTER = "30"  # seconds, for a 503 that sets no Retry-After of its own (a job queue that cannot be reached)
 
 
 def problem(
@@ -31,7 +41,8 @@ def problem(
     """An RFC 9457 problem response: type, title, status, detail, and `errors` when fields are at fault.
 
     The type is `about:blank`, so the title is the HTTP status phrase (RFC 9457 section 4.2.1);
-    the `errors` extension names each field at fault so that a form can point at it; `extensions`
+    the `errors` extension names each field at fault so that a form can point at it (the first `MAX_ERRORS`;
+    `errors_omitted` counts the others); `extensions`
     adds other members (links a client can follow, such as the job computing a missing table).
     """
     body: dict[str, object] = {
@@ -42,12 +53,19 @@ def problem(
     }
     errors = list(errors)
     if errors:
-        body["errors"] = [{"field": e.field, "reason": e.reason} for e in errors]
+        body["errors"] = [{"field": e.field, "reason": e.reason} for e in errors[:MAX_ERRORS]]
+    if len(errors) > MAX_ERRORS:
+        body["errors_omitted"] = len(errors) - MAX_ERRORS
+    if len(detail) > MAX_DETAIL:  # (a detail naming every fault would echo the request back)
+        cut = detail.rfind("; ", 0, MAX_DETAIL - 60)
+        body["detail"] = detail[:cut if cut > 0 else MAX_DETAIL - 60] + "; ... (the first faults only: see `errors`)"
     body.update(extensions or {})
     response = jsonify(body)
     response.status_code = status
     response.mimetype = PROBLEM_JSON
     response.headers.update(headers or {})
+    if status == 503 and "Retry-After" not in response.headers:
+        response.headers["Retry-After"] = RETRY_AFTER
     return response
 
 

@@ -35,10 +35,10 @@ from workers.tables import load
 from workers.tasks import no_table_reason, table_key
 
 from . import odds
-from .errors import ApiError
+from .errors import MAX_ERRORS, ApiError
 
-__all__ = ["bp", "answer", "csv_rows", "two_player_table", "unpriced", "MAX_LOG_BYTES", "REVIEW_MAX_ROOM",
-           "MAX_SOLVES"]
+__all__ = ["bp", "answer", "csv_rows", "spreadsheet_safe", "two_player_table", "unpriced", "MAX_LOG_BYTES",
+           "REVIEW_MAX_ROOM", "MAX_SOLVES"]
 
 bp = Blueprint("review", __name__)
 
@@ -127,9 +127,20 @@ def answer(r: Review, table: dict[str, str] | None) -> dict[str, Any]:
     return out
 
 
+# A cell a spreadsheet would read as a formula (OWASP, "CSV Injection"): `=`, `+`, `-`, `@`, a tab or a carriage
+# return first. Text a client sent (a player's name) is written with a `'` before it, which spreadsheets show as text.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """`text` as a CSV cell no spreadsheet runs: `'=HYPERLINK(...)` for `=HYPERLINK(...)`, the rest unchanged."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def csv_rows(result: dict[str, Any]) -> str:
     """One row per decision (`CSV_COLUMNS`, and `EXPANSION_COLUMNS` for a Double Feature log; header first,
-    CRLF), rendered from the JSON answer. An unpriced decision has empty value cells."""
+    CRLF), rendered from the JSON answer. An unpriced decision has empty value cells. A player's name is the
+    one cell of text a client wrote: `spreadsheet_safe`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     expansion = not MODES[result["mode"]].plain
@@ -137,7 +148,7 @@ def csv_rows(result: dict[str, Any]) -> str:
     for d in result["decisions"]:
         p = d["position"]
         values = d.get("values")
-        row = [d["turn"], d["roll"], d["player"], " ".join(map(str, d["scores"])), p["score"],
+        row = [d["turn"], d["roll"], spreadsheet_safe(d["player"]), " ".join(map(str, d["scores"])), p["score"],
                " ".join(p["footprints"]), " ".join(p["brains"]), " ".join(p["shotguns"]), p["banked"],
                d["chosen"], d.get("best", ""), repr(values["roll"]) if values else "",
                repr(values["stop"]) if values else "", repr(d["cost"]) if "cost" in d else "",
@@ -162,8 +173,8 @@ def post_review() -> Response:
                                     else (None, None, ""))
         result = answer(review(log, solution, missing, unpriced, MAX_SOLVES), table)
     except LogError as e:
-        raise ApiError(422, "impossible game log: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
-                       e.errors) from None
+        faults = "; ".join(f"{x.field}: {x.reason}" for x in e.errors[:MAX_ERRORS])
+        raise ApiError(422, f"impossible game log: {faults}", e.errors) from None
     if _wants_csv():
         return Response(csv_rows(result), mimetype="text/csv")
     return jsonify(result)

@@ -3,8 +3,10 @@
 Each test runs its own redis-server (a free port, nothing kept on disk: a restart comes back empty,
 the worst case), real `celery -A workers worker` processes and a store in a temporary directory,
 and checks what the issue promises: the API keeps answering, job status says what happened, the
-job completes (resumed from its durable checkpoint when Redis forgot it), the stored table equals
-the in-process solution bit for bit and was written exactly once, and a corrupt file is never served.
+job completes (resumed from its durable checkpoint when Redis forgot it or its worker died), the
+stored table equals the in-process solution bit for bit and was written exactly once, and a corrupt
+file is never served. Most tests shorten the visibility timeout (Redis redelivers a dead worker's
+message after it); one kills a worker with the production default, an hour.
 """
 
 from __future__ import annotations
@@ -116,13 +118,19 @@ class Fleet:
 
 
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[RedisServer, Fleet, Store]]:
-    """Our Redis, a worker fleet pointed at it, the store; this process's Celery app pointed at them too."""
+def world(request: pytest.FixtureRequest, tmp_path: Path,
+          monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[RedisServer, Fleet, Store]]:
+    """Our Redis, a worker fleet pointed at it, the store; this process's Celery app pointed at them too.
+    The visibility timeout is `VISIBILITY`, or the default when the test parametrizes `world` with None."""
     server = RedisServer(tmp_path / "redis")
     server.start()
     store_dir = tmp_path / "store"
-    env = {"REDIS_URL": server.url, "ZOMBIE_ODDS_STORE": str(store_dir),
-           "ZOMBIE_ODDS_VISIBILITY_TIMEOUT": str(VISIBILITY)}
+    env = {"REDIS_URL": server.url, "ZOMBIE_ODDS_STORE": str(store_dir)}
+    visibility = getattr(request, "param", VISIBILITY)
+    if visibility is None:
+        monkeypatch.delenv("ZOMBIE_ODDS_VISIBILITY_TIMEOUT", raising=False)
+    else:
+        env["ZOMBIE_ODDS_VISIBILITY_TIMEOUT"] = str(visibility)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     configure(celery_app, server.url)
@@ -170,6 +178,19 @@ def assert_whole(table: dict) -> None:
     assert table["win_probability"]["seat1"] == [list(row) for row in expected.seat1]  # bit for bit, all present
     assert table["win_probability"]["seat2"] == [list(row) for row in expected.seat2]
     assert table["tiebreak"] == expected.tiebreak and table["final"] == list(expected.final)
+
+
+def kill_mid_unit(fleet: Fleet, name: str) -> str | None:
+    """SIGKILL the worker `name` (and its pool) while it runs a unit: the id of that unit, whose message
+    was never acknowledged, or None if the unit ended before the kill after all."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        received = re.findall(r"solve_unit\[([0-9a-f-]+)\] received", fleet.log(name))
+        if received and f"solve_unit[{received[-1]}] succeeded" not in fleet.log(name):
+            fleet.kill(name)
+            return None if f"solve_unit[{received[-1]}] succeeded" in fleet.log(name) else received[-1]
+        time.sleep(0.01)
+    raise AssertionError(f"timed out after 60 s waiting for {name} to receive a unit")
 
 
 ODDS = "/v1/odds?footprints=green,red&brains=green&shotguns=red"
@@ -229,25 +250,13 @@ def test_a_killed_worker_a_full_restart_and_bit_rot(world, warm) -> None:
     client = api(server.url)
     job_id = submit(client)
 
-    def received_unit(name: str) -> str | None:
-        """The first unit the worker `name` received (its log says so before the unit starts)."""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            found = re.findall(r"solve_unit\[([0-9a-f-]+)\] received", fleet.log(name))
-            if found:
-                return found[0]
-            time.sleep(0.01)
-        raise AssertionError(f"timed out after 60 s waiting for {name} to receive a unit")
-
     # The first unit of a new worker process builds the game's transition kernel (most of a second)
     # before it solves anything, so a kill right after the unit is received lands mid-task. Should the unit
     # still have ended first, the kill does not count: the next worker's first unit is killed instead.
     for attempt in range(5):
-        name = f"w1-{attempt}"
-        fleet.start(name)
-        killed = received_unit(name)
-        fleet.kill(name)  # SIGKILL to the worker and its pool, mid-task: the message was never acknowledged
-        if f"solve_unit[{killed}] succeeded" not in fleet.log(name):
+        fleet.start(f"w1-{attempt}")
+        killed = kill_mid_unit(fleet, f"w1-{attempt}")
+        if killed:
             break
     else:
         pytest.fail("every unit ended before its worker could be killed")
@@ -280,6 +289,47 @@ def test_a_killed_worker_a_full_restart_and_bit_rot(world, warm) -> None:
     done = wait_until(lambda: finished(client, job_id), 180, "the table to be recomputed")
     assert done["state"] == "succeeded", done
     assert served_table(client) == (table, etag) and store.writes(KEY) == 2
+
+
+@pytest.mark.parametrize("world", [None], indirect=True)  # the default visibility timeout: an hour
+def test_a_worker_killed_mid_job_with_default_settings_is_resumed_within_minutes(world, warm) -> None:
+    """SIGKILL mid-task, mid-job, with the production settings: Redis would redeliver the killed unit only
+    after an hour, but the job's heartbeat stops with its worker, and a sweep of the next worker resumes the
+    job from its last finished layer (workers/tasks.py: within LOST_AFTER + SWEEP_EVERY s). Its status says
+    it was resumed; the table is whole and written once."""
+    server, fleet, store = world
+    client = api(server.url)
+    job_id = submit(client)
+    for attempt in range(5):  # the first kill lands mid-job; a retry, on a fresh worker's first unit
+        fleet.start(f"w1-{attempt}")
+        if attempt == 0:
+            wait_until(lambda: job(client, job_id)["progress"]["done"] >= 3, 120, "three layers done")
+        killed = kill_mid_unit(fleet, f"w1-{attempt}")
+        if killed:
+            break
+    else:
+        pytest.fail("every unit ended before its worker could be killed")
+    stuck = job(client, job_id)
+    assert stuck["state"] == "running" and 3 <= stuck["progress"]["done"] < stuck["progress"]["total"], stuck
+    assert "detail" not in stuck
+
+    fleet.start("w2")
+    details = set()
+
+    def finished_noting_detail() -> dict | None:
+        state = job(client, job_id)
+        details.add(state.get("detail"))
+        return state if state["state"] in ("succeeded", "failed") else None
+
+    done = wait_until(finished_noting_detail, 180, "the job to be resumed on w2 and finish")
+    assert done["state"] == "succeeded", done
+    assert any(d and d.startswith("resumed from its last finished layer") and d.endswith("after its worker stopped")
+               for d in details), details
+    log = fleet.log("w2")
+    assert f"resuming table job {job_id} at layer" in log, log[-2000:]
+    assert f"solve_unit[{killed}]" not in log  # not redelivered (that takes an hour): resumed instead
+    assert store.writes(KEY) == 1
+    assert_whole(served_table(client)[0])
 
 
 def test_a_pickle_message_is_refused(world) -> None:

@@ -1,6 +1,7 @@
-"""Rate limits: one budget per client for the whole API, spreadsheets apart, shared by every gunicorn worker.
+"""Rate limits: one budget per client for the whole API, counted in cost, shared by every gunicorn worker on Redis.
 
-Off under TESTING (the rest of the suite makes thousands of requests); each test here turns it on.
+Off under TESTING (the rest of the suite makes thousands of requests); each test here turns it on. Flask's
+test client comes from 127.0.0.1, which is not limited by default: `limited` limits it (or names another address).
 The last test runs real gunicorn with two workers on Redis (db 13) and counts what gets through.
 """
 
@@ -31,7 +32,8 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 
 def limited(**config: object) -> FlaskClient:
-    settings = {"TESTING": True, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://", **config}
+    settings = {"TESTING": True, "RATELIMIT_ENABLED": True, "RATELIMIT_STORAGE_URI": "memory://",
+                "RATELIMIT_EXEMPT_LOOPBACK": False, "RATELIMIT_COST_UNIT": 0, **config}  # (cost 1 per request)
     return create_app(settings).test_client()
 
 
@@ -55,13 +57,88 @@ def test_over_its_limit_a_client_gets_a_429_problem_with_retry_after() -> None:
     assert client.post("/v1/odds", json={}).status_code == 429  # one budget for the whole API
 
 
-def test_spreadsheets_are_counted_apart_with_a_larger_budget() -> None:
-    client = limited(RATELIMIT_APPLICATION="2 per minute", RATELIMIT_SPREADSHEET="5 per minute")
+def test_a_user_agent_is_no_credential_one_budget_for_everyone() -> None:
+    """Issue 27, item 5: `User-Agent: Microsoft Office Excel` got the spreadsheet budget (1,400 of 1,400 passed)."""
+    client = limited(RATELIMIT_APPLICATION="2 per minute")
     assert [client.get("/v1/modes").status_code for _ in range(3)] == [200, 200, 429]
-    sheets = [client.get("/v1/modes", headers={"User-Agent": GOOGLE}) for _ in range(3)]
-    assert {a.status_code for a in sheets} == {200} and sheets[0].headers["X-RateLimit-Limit"] == "5"
-    excel = [client.get("/v1/modes", headers={"User-Agent": EXCEL}).status_code for _ in range(3)]
-    assert excel == [200, 200, 429]  # the same address's spreadsheets share their budget
+    for agent in (GOOGLE, EXCEL):
+        assert client.get("/v1/modes", headers={"User-Agent": agent}).status_code == 429, agent
+    other = limited(RATELIMIT_APPLICATION="2 per minute")
+    excel = [other.get("/v1/modes", headers={"User-Agent": EXCEL}) for _ in range(3)]
+    assert [a.status_code for a in excel] == [200, 200, 429] and excel[0].headers["X-RateLimit-Limit"] == "2"
+
+
+def test_the_default_budget_lets_a_client_play_at_full_speed() -> None:
+    """Issue 27, item 5: 600 a minute refused half of a tournament bot's 17,282 calls. Now 6000 units a minute, and
+    a cached answer costs one."""
+    app = create_app({"RATELIMIT_EXEMPT_LOOPBACK": False, "SHARE_ANSWERS_AFTER": None})  # production defaults
+    assert app.config["RATELIMIT_APPLICATION"] == "6000 per minute"
+    client = app.test_client()
+    url = "/v1/odds?footprints=green,red&brains=green&shotguns=red"
+    client.get(url, environ_base={"REMOTE_ADDR": "10.0.0.1"})  # computed once (and the process warmed up)
+    answers = [client.get(url, environ_base={"REMOTE_ADDR": "10.0.0.1"}) for _ in range(50)]
+    remaining = [int(a.headers["X-RateLimit-Remaining"]) for a in answers]
+    assert {a.status_code for a in answers} == {200}
+    assert remaining[0] - remaining[-1] <= 60  # about one each: cached answers
+
+
+def test_loopback_is_not_limited_by_default() -> None:
+    """Issue 27, item 5: the project's own bench (on loopback) measured 98% 429s."""
+    client = create_app({"TESTING": True, "RATELIMIT_ENABLED": True, "RATELIMIT_APPLICATION": "2 per minute",
+                         "RATELIMIT_COST_UNIT": 0}).test_client()
+    for address in ("127.0.0.1", "127.0.0.53", "::1"):
+        answers = [client.get("/v1/modes", environ_base={"REMOTE_ADDR": address}) for _ in range(5)]
+        assert {a.status_code for a in answers} == {200}, address
+        assert "X-RateLimit-Limit" not in answers[0].headers
+    # a reverse proxy on the same machine says whom it forwards: its clients stay limited
+    proxied = [client.get("/v1/modes", headers={"X-Forwarded-For": "203.0.113.9"}).status_code for _ in range(3)]
+    assert proxied == [200, 200, 429]
+    assert [client.get("/v1/modes", environ_base={"REMOTE_ADDR": "10.1.2.3"}).status_code
+            for _ in range(3)] == [200, 200, 429]
+
+
+def test_a_request_costs_what_it_costs_the_server() -> None:
+    """Issue 27, item 5: a cold expensive request counted as one cached answer. Here a unit is 1 ms of server
+    time: a position solved for the request costs more than one unit, the same answer from the cache one."""
+    app = create_app({"RATELIMIT_EXEMPT_LOOPBACK": False, "RATELIMIT_COST_UNIT": 0.001,
+                      "RATELIMIT_APPLICATION": "1000000 per minute", "SHARE_ANSWERS_AFTER": None})
+    client = app.test_client()
+    client.get("/v1/modes")  # the process's first request loads the spec: not this client's cost
+    url = "/v1/odds?footprints=yellow&brains=green,green,yellow&shotguns=red,red&objective=reach:5"
+
+    def remaining() -> int:
+        return int(client.get("/healthz").headers.get("X-RateLimit-Remaining", -1))
+
+    first = client.get(url)
+    computed = 1000000 - int(first.headers["X-RateLimit-Remaining"])
+    before = int(first.headers["X-RateLimit-Remaining"])
+    again = client.get(url)
+    cached = before - int(again.headers["X-RateLimit-Remaining"])
+    assert first.status_code == again.status_code == 200
+    assert computed > cached >= 1, (computed, cached)
+    assert remaining() == -1  # (/healthz is not limited)
+
+
+def test_the_429_is_cheaper_than_a_cached_answer() -> None:
+    """Issue 27, item 5: refusing is checked before anything else (no spec check, no cache lookup). The fastest of
+    alternating runs, so that other load on the machine (which only ever slows a run down) cancels out."""
+    app = create_app({"RATELIMIT_EXEMPT_LOOPBACK": False, "RATELIMIT_APPLICATION": "1000000 per minute",
+                      "SHARE_ANSWERS_AFTER": None})
+    client = app.test_client()
+    url = "/v1/odds?footprints=green,red&brains=green&shotguns=red"
+    answered = {"REMOTE_ADDR": "10.0.0.1"}
+    refused = {"REMOTE_ADDR": "10.0.0.2"}
+    assert client.get(url, environ_base=answered).status_code == 200
+    app.extensions["rate_limits"].hit("10.0.0.2", 1000000)
+    assert client.get(url, environ_base=refused).status_code == 429
+    times: dict[str, list[float]] = {"cached": [], "429": []}
+    for _ in range(9):
+        for name, environ in (("cached", answered), ("429", refused)):
+            start = time.perf_counter()
+            for _ in range(100):
+                client.get(url, environ_base=environ)
+            times[name].append(time.perf_counter() - start)
+    assert min(times["429"]) < min(times["cached"]), times
 
 
 def test_health_checks_and_preflights_are_never_limited() -> None:
@@ -78,6 +155,34 @@ def test_with_its_storage_down_the_limiter_counts_in_memory_and_the_api_answers(
         port = s.getsockname()[1]
     client = limited(RATELIMIT_APPLICATION="2 per minute", RATELIMIT_STORAGE_URI=f"redis://127.0.0.1:{port}/0")
     assert [client.get("/v1/modes").status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_with_redis_down_a_503_says_when_to_ask_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27, item 5: the 503s while Redis was down carried no Retry-After."""
+    from workers import reports
+
+    def down(*args: object) -> None:
+        raise redis.exceptions.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(reports, "submit", down)
+    client = limited(RATELIMIT_STORAGE_URI="redis://127.0.0.1:1/0")  # the limiter's Redis is down too
+    answer = client.post("/v1/reports", json={"mode": "original"})
+    assert answer.status_code == 503 and answer.mimetype == "application/problem+json", answer.json
+    assert int(answer.headers["Retry-After"]) >= 1
+
+
+def test_every_operation_documents_a_503_with_retry_after_but_healthz() -> None:
+    """A request stopped at its deadline (api.deadline) is a 503 with Retry-After, whatever the operation."""
+    spec = load()[1]
+    for path, item in spec["paths"].items():
+        for method in METHODS:
+            if method in item:
+                documented = item[method]["responses"].get("503")
+                if path in EXEMPT_PATHS:
+                    assert documented is None, f"{method.upper()} {path} has no deadline"
+                    continue
+                response = spec["components"]["responses"][documented["$ref"].rsplit("/", 1)[1]]
+                assert response["headers"]["Retry-After"]["required"] is True, f"{method.upper()} {path}"
 
 
 def test_every_operation_documents_429_but_the_exempt_ones() -> None:
@@ -103,7 +208,8 @@ def test_two_gunicorn_workers_share_the_limit_in_redis(tmp_path: Path) -> None:
     store.flushdb()
     port, log = free_port(), tmp_path / "access.log"
     env = {**os.environ, "ZOMBIE_ODDS_RATELIMIT_APPLICATION": "40 per minute",
-           "ZOMBIE_ODDS_RATELIMIT_STORAGE_URI": REDIS_URL}
+           "ZOMBIE_ODDS_RATELIMIT_STORAGE_URI": REDIS_URL, "ZOMBIE_ODDS_RATELIMIT_EXEMPT_LOOPBACK": "false",
+           "ZOMBIE_ODDS_RATELIMIT_COST_UNIT": "0"}  # calls, not cost: the count is what is shared
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-w", "2", "-b", f"127.0.0.1:{port}", "--access-logfile", str(log),
          "--access-logformat", "%(p)s %(s)s", "api:create_app()"], env=env, stderr=subprocess.DEVNULL)

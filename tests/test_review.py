@@ -512,3 +512,45 @@ def test_an_impossible_double_feature_log_is_a_422(client: FlaskClient, without_
     log["turns"][0]["rolls"][2]["dice"][0] = die("santa", "brain")  # Santa is set aside by his helmet
     field, reason = rejected(client, log)
     assert field == "turns[0].rolls[2].dice" and "santa" in reason
+
+
+# -- issue 27: a review CSV is no formula, and an invalid game log is refused cheaply --------------------------------
+
+FORMULAS = ['=HYPERLINK("http://x.example","go")', "+1+1", "-2+3", "@SUM(A1:A2)", "\tTAB", "\rCR"]
+
+
+@pytest.mark.parametrize("name", FORMULAS)
+def test_a_player_name_that_looks_like_a_formula_is_written_as_text(client: FlaskClient, without_table: None,
+                                                                    name: str) -> None:
+    """Item 7: `=HYPERLINK(...)` as a player's name was written to the CSV as sent: a spreadsheet opening it runs
+    it. A cell starting with `= + - @`, a tab or a carriage return gets a `'` first (OWASP's advice); JSON keeps
+    the name."""
+    log = short_game()
+    log["players"][0] = log["turns"][0]["player"] = name
+    response = client.post("/v1/review?format=csv", json=log)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True), newline="")))
+    assert rows and {row["player"] for row in rows} == {"'" + name}
+    assert client.post("/v1/review", json=log).get_json()["decisions"][0]["player"] == name
+
+
+def test_an_ordinary_name_is_written_as_it_is(client: FlaskClient, without_table: None) -> None:
+    log = short_game()
+    log["players"][0] = log["turns"][0]["player"] = "Ann-Marie O'Neil (+1)"
+    rows = list(csv.DictReader(io.StringIO(client.post("/v1/review?format=csv", json=log).get_data(as_text=True))))
+    assert {row["player"] for row in rows} == {"Ann-Marie O'Neil (+1)"}
+
+
+def test_an_invalid_game_log_of_256_kib_is_refused_in_a_few_kilobytes(client: FlaskClient, without_table: None) -> None:
+    """Item 6: an invalid 256 KiB game log took 4.4 s to refuse, and the refusal listed every fault. Validation now
+    stops at the first 100 faults; the problem lists 20 and counts the rest (`errors_omitted`: 80, it stopped)."""
+    bad = {"player": 1, "rolls": [{"dice": [{"colour": "red", "face": "banana"}] * 3}]}
+    log = {"players": 2, "turns": [dict(bad, player=k % 2 + 1) for k in range(1700)]}
+    body = json.dumps(log)
+    assert 240 * 1024 < len(body) <= 256 * 1024
+    response = client.post("/v1/review", data=body, content_type="application/json")
+    assert response.status_code == 422 and response.mimetype == "application/problem+json"
+    problem = response.get_json()
+    assert len(response.data) < 10_000, len(response.data)
+    assert len(problem["errors"]) == 20 and problem["errors_omitted"] == 80
+    assert problem["errors"][0]["field"] == "turns[0].rolls[0].dice[0].face"

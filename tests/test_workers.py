@@ -71,3 +71,53 @@ def test_a_real_worker_computes_and_stores_the_table(worker, store_dir):
     data, digest = Store(store_dir).get(table_key("original", "before-draw", 2))
     assert summary["sha256"] == digest
     assert data["seat1"] == [list(row) for row in solve_game("original").seat1]  # bit for bit
+
+
+@pytest.fixture
+def solutions_in_store(store_dir, monkeypatch):
+    """Solutions kept in the store itself (their default), for the server and a worker started after this."""
+    monkeypatch.delenv("ZOMBIE_ODDS_SOLUTIONS")
+
+
+def test_a_real_worker_builds_a_missing_solution_the_api_asked_for(solutions_in_store, worker):
+    """With REDIS_URL, a server missing a solution queues its build for the workers (503 meanwhile); a worker builds
+    it into the shared store, and the server then answers from it."""
+    from api import create_app
+    from workers import solutions
+
+    client = create_app({"TESTING": True}).test_client()
+    url = "/v1/odds?mode=original&recycle=draw-then-recycle&footprints=green,red&brains=yellow"
+    first = client.get(url)
+    assert first.status_code == 503 and first.headers["Retry-After"]
+    job = first.get_json()["job"]
+    deadline = time.time() + 300
+    while (state := client.get(job).get_json()["state"]) != "built":
+        assert state in ("queued", "building") and time.time() < deadline, state
+        assert worker.poll() is None, "the worker died"
+        time.sleep(0.3)
+    assert client.get(url).status_code == 200
+    assert solutions.store().writes(solutions.solution_key("original", "draw-then-recycle")) == 1
+
+
+def test_a_job_whose_worker_died_is_resumed_once_and_says_so(store_dir):
+    """No worker runs here: the queue and the heartbeat stand for one. A job waiting in the queue is not lost;
+    once its message is gone (taken by a worker that died: it waits unacknowledged for an hour) and no
+    heartbeat is left, a sweep resumes it once, and its status says it was resumed and why."""
+    from workers.tasks import resume_lost_jobs
+
+    client = redis.Redis.from_url(REDIS_URL)
+    client.ping()
+    client.flushdb()
+    configure(app, REDIS_URL)
+    try:
+        job = start_table_job("original")
+        assert resume_lost_jobs() == []  # its launch message waits in the queue: not lost
+        client.delete(app.conf.task_default_queue)  # a worker took it and died; it never beat
+        assert resume_lost_jobs() == [job]
+        assert resume_lost_jobs() == []  # the new run's launch beat, and its units wait in the queue
+        state, meta = job_status(job)
+        assert state == "PROGRESS" and meta["resumed"] == 1, meta
+        assert meta["detail"] == "resumed from its last finished layer (0 of 26) after its worker stopped"
+    finally:
+        configure(app, "")
+        client.flushdb()

@@ -6,10 +6,13 @@
 Without `REDIS_URL` (the embedded default) tasks run eagerly in the calling process, the same code,
 so a fresh machine needs nothing but Python. JSON is the only serializer accepted (no pickle). Tasks
 acknowledge late and are redelivered if their worker dies: after the visibility timeout
-(`ZOMBIE_ODDS_VISIBILITY_TIMEOUT`, default 3600 s, far above the longest task, a few seconds),
-Redis hands an unacknowledged message to another worker. Calls to Redis fail fast (a few retries
-within about a second) so that an API request never hangs on it. Every worker sweeps for lost jobs
-(`ResumeLostJobs`) when it connects to the broker, again after each reconnection, and periodically.
+(`ZOMBIE_ODDS_VISIBILITY_TIMEOUT`, default 3600 s, far above the longest task), Redis hands an
+unacknowledged message to another worker. That is too late for a table job, so every worker also
+sweeps for lost jobs (`ResumeLostJobs`) when it connects to the broker, again after each
+reconnection, and every `SWEEP_EVERY` seconds whatever the visibility timeout: a job whose worker
+died (its heartbeat stopped) resumes from its last finished layer within about two minutes
+(workers/tasks.py). Calls to Redis fail fast (a few retries within about a second) so that an API
+request never hangs on it.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from celery import Celery, bootsteps
 
 from .schedule import beat_schedule
 
-__all__ = ["app", "configure", "visibility_timeout"]
+__all__ = ["app", "configure", "visibility_timeout", "SWEEP_EVERY"]
 
-app = Celery("zombie_odds", include=["workers.tasks", "workers.reports"])
+app = Celery("zombie_odds", include=["workers.tasks", "workers.reports", "workers.solutions"])
+
+SWEEP_EVERY = 20  # seconds between two sweeps for lost jobs on each worker
 
 FAIL_FAST = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
@@ -88,8 +93,9 @@ def configure(celery: Celery, redis_url: str | None = None) -> Celery:
 
 
 class ResumeLostJobs(bootsteps.StartStopStep):
-    """On every (re)connection to the broker, and then periodically, resume the table jobs that lost
-    their messages (Redis restarted empty, or a launch failed): see `workers.tasks.resume_lost_jobs`."""
+    """On every (re)connection to the broker, and then every `SWEEP_EVERY` s, resume the table jobs that
+    lost their messages (Redis restarted empty, a launch failed, their worker died): see
+    `workers.tasks.resume_lost_jobs`."""
 
     requires = {"celery.worker.consumer.tasks:Tasks"}
 
@@ -97,8 +103,7 @@ class ResumeLostJobs(bootsteps.StartStopStep):
         from .tasks import resume_lost_jobs
 
         resume_lost_jobs()
-        every = max(1, min(60, visibility_timeout() // 4))
-        self.tref = c.timer.call_repeatedly(every, resume_lost_jobs)
+        self.tref = c.timer.call_repeatedly(SWEEP_EVERY, resume_lost_jobs)
 
     def stop(self, c) -> None:
         if getattr(self, "tref", None) is not None:

@@ -9,19 +9,34 @@ worker's task is redelivered) and retried only for transient faults.
 Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store) is its
 checkpoint. `advance` writes it after every layer (the values known so far, the layers done) before
 it launches the next one, so when Redis restarts empty, or a launch fails, `resume_lost_jobs` (run by
-every worker on connecting to the broker, and periodically) starts the job again from its last layer.
-Each launch of a job is a *run* with its own token, and a task of a superseded run, or a repeated
-message of one already recorded, does nothing: a table is written once, and only whole
+every worker on connecting to the broker, and every `SWEEP_EVERY` seconds) starts the job again from
+its last layer. Each launch of a job is a *run* with its own token, and a task of a superseded run, or
+a repeated message of one already recorded, does nothing: a table is written once, and only whole
 (`analysis.game.assemble` refuses a table with a missing value). Progress is also written under the
-job's id in the result backend, which is how a sweep tells a job in flight from a lost one.
+job's id in the result backend, which is how a sweep tells a job in flight from one Redis forgot.
+
+A worker that dies mid-task (SIGKILL, the OOM killer, a lost machine) leaves its message unacknowledged,
+and Redis redelivers it only after the visibility timeout (an hour by default, which must exceed the
+longest task), so the chord of that layer would wait an hour. Instead, while a task of a job runs it
+keeps a heartbeat in Redis (``zombie-odds:beat:<job>``, rewritten every `BEAT_EVERY` s, expiring after
+`LOST_AFTER` s; launching a layer writes it too). A running job with no heartbeat is either waiting in
+the queue behind other work, or lost: a sweep that finds no heartbeat and nothing waiting in the queue
+takes it for lost and starts a new run from its last checkpoint, within about `LOST_AFTER` +
+`SWEEP_EVERY` seconds of its worker's death. (With other work queued, a lost job waits until the queue
+drains, or for the visibility timeout: resuming a job that merely waits would send it to the back of the
+queue again, and again.) The dead worker's message, when Redis redelivers it, belongs to a superseded
+run and does nothing. The job's status then says it was resumed, and why (`detail`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from celery import chord, current_app, group, shared_task
@@ -36,7 +51,7 @@ from .celery_app import visibility_timeout
 from .store import CorruptEntry, JobKey, Key, Store
 
 __all__ = ["TABLE_MODES", "no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
-           "start_table_job", "resume_lost_jobs", "store",
+           "start_table_job", "resume_lost_jobs", "store", "BEAT_EVERY", "LOST_AFTER",
            "table_key", "job_status"]
 
 log = logging.getLogger(__name__)
@@ -44,6 +59,8 @@ log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, ConnectionError, TimeoutError, RedisConnectionError, RedisTimeoutError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5, "acks_late": True}
 VARIANTS = ("before-draw", "draw-then-recycle")
+BEAT_EVERY = 15  # seconds between two heartbeats of a job while one of its tasks runs
+LOST_AFTER = 60  # a running job without a heartbeat for this long, and none of it queued, is lost
 
 # The modes whose two-player table is computed, each within the issue's memory budget (4 GiB for the whole
 # process: the mode's transition table, its kernel and the solve of one unit). Peak resident memory and CPU
@@ -106,6 +123,45 @@ def _fail(job_id: str, run: str, error: Exception) -> None:
     current_app.backend.store_result(job_id, {**_meta(record), "error": record["error"]}, "FAILURE")
 
 
+# -- the job's heartbeat (Redis) ------------------------------------------------------------------------
+
+
+def _beat_key(job_id: str) -> str:
+    return f"zombie-odds:beat:{job_id}"
+
+
+def _beat(client: Redis | None, job_id: str) -> None:
+    """The job is alive now (for `LOST_AFTER` seconds). Never raises: with Redis down no sweep runs either."""
+    if client is None:
+        return
+    try:
+        client.set(_beat_key(job_id), int(time.time()), ex=LOST_AFTER)
+    except TRANSIENT as e:
+        log.warning("no heartbeat for job %s: %s", job_id, e)
+
+
+@contextmanager
+def _beating(job_id: str) -> Iterator[None]:
+    """Keep the job's heartbeat while the block runs (a thread: a unit may take longer than `LOST_AFTER`)."""
+    client = _redis()  # here: Celery's current app is per thread, the beating thread would get another
+    if client is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        while True:
+            _beat(client, job_id)
+            if stop.wait(BEAT_EVERY):
+                return
+
+    threading.Thread(target=beat, name=f"beat {job_id}", daemon=True).start()
+    try:
+        yield
+    finally:
+        stop.set()
+
+
 # -- tasks ------------------------------------------------------------------------------------------------
 
 
@@ -115,7 +171,8 @@ def solve_unit(known: dict[str, Any], unit: dict[str, Any], job_id: str, run: st
     if _superseded(job_id, run):
         return {}
     try:
-        return solve_layer(WorkUnit.from_dict(unit), known)
+        with _beating(job_id):
+            return solve_layer(WorkUnit.from_dict(unit), known)
     except TRANSIENT:
         raise
     except Exception as e:  # a bug or a bad job, not a fault: the job fails and says why
@@ -130,15 +187,16 @@ def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) ->
     if record is None or record["run"] != run or record["state"] != "running" or record["done"] != layer:
         return {"stale": True}  # a superseded run, or a message delivered twice: already recorded
     try:
-        for result in results:
-            record["known"] = merge(record["known"], result)
-        record["done"] = layer + 1
-        layers = game_layers(record["mode"], record["variant"], record["split"])
-        if record["done"] < len(layers):
-            _save(record)
-            _launch(record, layers)
-            return {"layer": layer}
-        return _finish(record)
+        with _beating(job_id):
+            for result in results:
+                record["known"] = merge(record["known"], result)
+            record["done"] = layer + 1
+            layers = game_layers(record["mode"], record["variant"], record["split"])
+            if record["done"] < len(layers):
+                _save(record)
+                _launch(record, layers)
+                return {"layer": layer}
+            return _finish(record)
     except (*TRANSIENT, BrokerUnavailable):  # a fault, not a failure: the sweep resumes the job
         raise
     except Exception as e:
@@ -159,6 +217,7 @@ def _finish(record: dict[str, Any]) -> dict[str, Any]:
     solution = assemble(record["mode"], record["variant"], [record["known"]])
     key = table_key(record["mode"], record["variant"], record["players"])
     digest = store().put(key, solution.to_dict())
+    record.pop("detail", None)
     record.update(state="done", done=record["total"], known={},
                   summary={"key": key.name, "sha256": digest, "p_first_player_wins": solution.p_first_player_wins})
     _save(record)
@@ -172,6 +231,7 @@ def _launch(record: dict[str, Any], layers: list[list[WorkUnit]]) -> None:
     job_id, run, layer = record["id"], record["run"], record["done"]
     try:
         current_app.backend.store_result(job_id, _meta(record), "PROGRESS")
+        _beat(_redis(), job_id)  # the job moved: it is not lost while its units wait for a worker
         units = group(solve_unit.s(record["known"], unit.to_dict(), job_id, run) for unit in layers[layer])
         chord(units, advance.s(job_id, run, layer)).apply_async()
     except TRANSIENT as e:
@@ -217,13 +277,20 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
     return record["id"]
 
 
-def _lost(record: dict[str, Any]) -> bool:
-    """A running job no message will advance: its launch failed, Redis forgot it, or it stopped moving."""
+def _lost(record: dict[str, Any]) -> str | None:
+    """Why no message will advance this running job (its launch failed, Redis forgot it, its worker died),
+    or None while it is alive: a task of it ran within `LOST_AFTER` s, or work waits in the queue."""
     if record.get("stalled"):
-        return True
+        return "its launch failed"
     if current_app.backend.get_task_meta(record["id"])["status"] == "PENDING":
-        return True  # Redis restarted empty: the job's messages went with its progress record
-    return time.time() - record["updated"] > visibility_timeout() + 60
+        return "the job queue (Redis) lost its messages"  # Redis restarted empty: its progress record went too
+    client = _redis()
+    if client is not None and not client.exists(_beat_key(record["id"])) and not client.llen(
+            current_app.conf.task_default_queue):
+        return "its worker stopped"
+    if time.time() - record["updated"] > visibility_timeout() + 60:
+        return "it stopped moving"
+    return None
 
 
 def _redis() -> Redis | None:
@@ -245,14 +312,19 @@ def resume_lost_jobs() -> list[str]:
     for key in store().jobs():
         try:
             record = _load(key.id)
-            if record is None or record.get("state") != "running" or not _lost(record):
+            if record is None or record.get("state") != "running":
                 continue
-            if not _claim(f"resume:{record['id']}"):
+            reason = _lost(record)
+            if reason is None or not _claim(f"resume:{record['id']}"):
                 continue
             record.pop("stalled", None)
             record["run"] = uuid.uuid4().hex
+            record["resumed"] = record.get("resumed", 0) + 1
+            record["detail"] = f"resumed from its last finished layer ({record['done']} of {record['total'] - 1}) " \
+                               f"after {reason}"
             _save(record)
-            log.warning("resuming table job %s at layer %d of %d", record["id"], record["done"], record["total"] - 1)
+            log.warning("resuming table job %s at layer %d of %d: %s", record["id"], record["done"],
+                        record["total"] - 1, reason)
             _launch(record, game_layers(record["mode"], record["variant"], record["split"]))
             resumed.append(record["id"])
         except Exception:
@@ -277,8 +349,9 @@ def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
 
     PROGRESS with `done`/`total` layers; SUCCESS with the stored table's `key`, `sha256` and
     `p_first_player_wins`; FAILURE with `error`; PENDING (empty meta) for an unknown id. A job in
-    progress while Redis is unreachable also says `broker: unavailable` and why, in `detail`: it
-    resumes from its last finished layer when Redis is back.
+    progress that was resumed says so (`resumed`: how often, and why in `detail`); while Redis is
+    unreachable it also says `broker: unavailable` and why, in `detail`: it resumes from its last
+    finished layer when Redis is back.
     """
     record = _load(job_id)
     if record is None:
@@ -288,6 +361,8 @@ def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
         return "SUCCESS", {**meta, **record["summary"]}
     if record["state"] == "failed":
         return "FAILURE", {**meta, "error": record["error"]}
+    if record.get("resumed"):
+        meta.update(resumed=record["resumed"], detail=record["detail"])
     down = _broker_down()
     if down:
         meta.update(broker="unavailable", detail=f"the job queue (Redis) is unavailable ({down}); the job resumes "
