@@ -229,7 +229,10 @@ class Position:
                 where = next(p for p in ("shotguns", "brains", "footprints", "kept_out", "effects")
                              if (piles[p][die] if p != "effects" else die in owners.values()))
                 errors.append(FieldError(where, f"{used} {die} dice in play but mode {mode.name} has {available}"))
-        errors += self._double_faces(mode, piles)
+        # footprints that become single brains: any die's with the School Bus (DEAD END), or an effect's in force
+        converted = {d.name for d in mode.dice if self.school_bus and d.face("footprints")}
+        converted |= {die for effect in owners for die in EFFECTS[effect].converts}
+        errors += self._faces(mode, piles, converted)
         for i, die in enumerate(self.kept_out):
             if not mode.dice[mode.index(die)].stays_out:
                 errors.append(FieldError(f"kept_out[{i}]", f"a recycling puts every {die} brain die back in the cup; "
@@ -338,16 +341,27 @@ class Position:
         return errors
 
     @staticmethod
-    def _double_faces(mode: Mode, piles: dict[str, Counter]) -> list[FieldError]:
+    def _faces(mode: Mode, piles: dict[str, Counter], converted: set[str]) -> list[FieldError]:
+        """Every die of the brain (shotgun) pile shows a face it has: a double one when it is listed in
+        ``double_brains`` (``double_shotguns``) too, else a single one, or for a die of `converted` footprints
+        counted as a single brain. (Hunk's only brain face is a double brain: in ``brains`` without
+        ``double_brains`` he would score one brain, which no roll gives.)"""
         errors = []
-        for name, pile, face in (("double_brains", "brains", "double-brain"),
-                                 ("double_shotguns", "shotguns", "double-shotgun")):
+        for name, pile, face, single in (("double_brains", "brains", "double-brain", "brain"),
+                                         ("double_shotguns", "shotguns", "double-shotgun", "shotgun")):
             for die, n in piles[name].items():
                 if mode.dice[mode.index(die)].face(face) is None:
                     errors.append(FieldError(name, f"a {die} die has no {face} face"))
                 elif n > piles[pile][die]:
                     errors.append(FieldError(name, f"{n} {die} dice show a {face} but {pile} lists "
                                              f"{piles[pile][die]}: list every die of the pile in {pile}"))
+            for die, n in piles[pile].items():
+                singles = n - piles[name][die]
+                has_double = mode.dice[mode.index(die)].face(face) is not None
+                if singles > 0 and mode.dice[mode.index(die)].face(single) is None and not (
+                        single == "brain" and die in converted):
+                    errors.append(FieldError(pile, f"a {die} die has no single {single} face" + (
+                        f": in {pile} it shows a {face}, so list it in {name} too" if has_double else "")))
         return errors
 
     @property

@@ -16,10 +16,12 @@ from flask import Flask, Response, request
 
 from . import (
     cache,
+    deadline,
     docs,
     embed,
     errors,
     health,
+    landing,
     lightning,
     limits,
     modes,
@@ -28,6 +30,7 @@ from . import (
     review,
     security,
     sheets,
+    solutions,
     spec,
     tables,
 )
@@ -56,12 +59,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # keep answers in the order the spec documents them
 
     errors.register(app)
+    deadline.install(app)  # every request is stopped at its deadline: a 503 problem (api.deadline)
     limits.install(app)  # first: every request counts, answers from the cache too
+    app.before_request(spec.check_query)  # before the cache: its key leaves unknown parameters out
     cache.install(app)  # before the spec: a cached answer skips validation it already passed
     spec.install(app)
     security.install(app)  # after the cache: a cached page keeps its headers
     app.after_request(_cors)
-    for module in (odds, sheets, lightning, modes, health, docs, embed, review, tables, reports):
+    for module in (odds, sheets, lightning, modes, health, docs, embed, review, tables, reports, solutions, landing):
         app.register_blueprint(module.bp)
     return app
 

@@ -1,12 +1,12 @@
 """An in-process cache of whole GET answers, so that a position asked again costs a dictionary lookup.
 
 Every GET under /v1/ is a pure function of its route and the spec's own query parameters: the same
-position always gets the same bytes. The key is exactly that, so the unknown parameters that
-spreadsheets add to bust caches (`_=123`, `nocache`) still hit. Only answers that passed through every
-check are kept (200, after validation and CORS), in an LRU of `RESPONSE_CACHE_SIZE` entries (0 turns
-it off; off by default under TESTING, where each request should run every check). A view whose answer
-changes over time (a job's status, a listing, a stored table that may be recomputed) is marked
-`@uncached` and never kept.
+position always gets the same bytes. The key is exactly that, so the cache-buster that spreadsheets
+add (`_=123`, undeclared) still hits; any other undeclared parameter is refused before the lookup
+(api.spec.check_query). Only answers that passed through every check are kept (200, after validation
+and CORS), in an LRU of `RESPONSE_CACHE_SIZE` entries (0 turns it off; off by default under TESTING,
+where each request should run every check). A view whose answer changes over time (a job's status,
+a listing, a stored table that may be recomputed) is marked `@uncached` and never kept.
 """
 
 from __future__ import annotations

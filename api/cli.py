@@ -6,29 +6,38 @@
     zombie-odds tables build --mode original
     zombie-odds answers warm --mode santa-claus-meets-the-zombies
 
-`odds` builds its position with the HTTP API's own functions (odds.position_from, odds.answer),
-so both say the same thing and refuse the same positions; an impossible position prints
-`field: reason` lines and exits with status 2, like any other usage error.
+`odds` builds its position with the HTTP API's own functions (odds.position_from, odds.answer_for),
+so both say the same thing and refuse the same positions; an impossible position prints a
+`--option: reason` line per fault (the API's field named by its option) and exits with status 2, like
+any other usage error. Its answer is short (a few lines of the score distribution); `--verbose` has
+every outcome of the next roll, every tyre-tracks choice and the whole distribution, `--json` the API's
+answer.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import click
 from gunicorn.app.base import BaseApplication
 
-from analysis import MODES, Position
+from analysis import MODES, Position, parse_objective
+from analysis.odds import stored_solution
 from analysis.position import RECYCLE_VARIANTS
+from workers import solutions as solution_jobs
 from workers.store import ENGINE_VERSION
 from workers.tables import QUEUE_ERRORS, join, status, submit
 from workers.tasks import store
 
-from .errors import ApiError
-from .odds import EXPANSION_FIELDS, answer, answer_key, compute, position_from, shared_answer
+from .errors import ApiError, FieldError
+from .odds import EXPANSION_FIELDS, answer_for, answer_key, position_from, shared_answer
+from .spec import objective_fault
 from .tables import TABLE_MODES
 
 __all__ = ["main", "Server", "render"]
@@ -49,7 +58,7 @@ def _dice(text: str) -> tuple[str, ...]:
 @click.option("--brains", default="", metavar="DICE", help="The brain pile, comma-separated.")
 @click.option("--shotguns", default="", metavar="DICE", help="The shotgun pile, comma-separated.")
 @click.option("--banked", default=0, type=int, show_default=True, help="Brains noted when the cup ran out.")
-@click.option("--mode", default="original", show_default=True, help="Game mode.")
+@click.option("--mode", default="original", show_default=True, type=click.Choice(list(MODES)), help="Game mode.")
 @click.option("--double-brains", default="", metavar="DICE",
               help="Double Feature: dice of the brain pile showing a double brain, comma-separated.")
 @click.option("--double-shotguns", default="", metavar="DICE",
@@ -65,13 +74,18 @@ def _dice(text: str) -> tuple[str, ...]:
               help="School Bus: shotgun tokens taken from the bus this turn.")
 @click.option("--riding", is_flag=True, help="School Bus: the player rides the bus.")
 @click.option("--bus-out", is_flag=True, help="School Bus: the bus is out for the rest of the turn.")
-@click.option("--recycle", default="before-draw", show_default=True, help="before-draw or draw-then-recycle.")
+@click.option("--recycle", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
+              help="The recycling rule.")
 @click.option("--objective", default="expected-brains", show_default=True,
-              help="expected-brains, reach:K or rule:N,S.")
+              help="expected-brains, reach:K (1 <= K <= 40) or rule:N,S (1 <= N <= 100, 1 <= S <= 3).")
+@click.option("--exact", is_flag=True, help="Exact values and score distribution (the base game; as exact=true).")
+@click.option("--verbose", is_flag=True, help="Every outcome of the next roll, every tyre-tracks choice and the "
+              "whole score distribution (by default the first few scores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the HTTP API's JSON answer.")
 def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode: str, double_brains: str,
                  double_shotguns: str, effects: str, kept_out: str, school_bus: bool, bus_brains: int,
-                 bus_shotguns: int, riding: bool, bus_out: bool, recycle: str, objective: str, as_json: bool) -> None:
+                 bus_shotguns: int, riding: bool, bus_out: bool, recycle: str, objective: str, exact: bool,
+                 verbose: bool, as_json: bool) -> None:
     """The odds of a position: next roll, decision, final score.
 
     The options are /v1/odds's fields (`--kept-out` for `kept_out`, ...); the School Bus's options other than
@@ -81,14 +95,77 @@ def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode:
               "banked": banked, "mode": mode, "double_brains": _dice(double_brains),
               "double_shotguns": _dice(double_shotguns), "effects": _dice(effects), "kept_out": _dice(kept_out),
               "school_bus": school_bus, "bus_brains": bus_brains, "bus_shotguns": bus_shotguns, "riding": riding,
-              "bus_out": bus_out, "recycle": recycle, "objective": objective}
+              "bus_out": bus_out, "recycle": recycle, "objective": objective, "exact": exact}
     try:
-        result = answer(compute(*position_from(values)))  # a position too large to solve is refused too
+        _check_objective(values)
+        result = _answer(values)  # a position too large to solve is refused too
     except ApiError as e:
         for error in e.errors:
-            click.echo(f"{error.field}: {error.reason}", err=True)
+            click.echo(f"{_option(error.field)}: {_options_in(error.reason)}", err=True)
         raise SystemExit(2) from None
-    click.echo(json.dumps(result, indent=2) if as_json else render(result))
+    click.echo(json.dumps(result, indent=2) if as_json else render(result, verbose))
+
+
+def _check_objective(values: dict[str, Any]) -> None:
+    """Refuse an objective the API's schema refuses (`reach:50`) as its 422 does, in words, with the position's own
+    faults; and `win`, which needs the game's scores (this command does not take them). Ranges the schema lets
+    through (`rule:0,1`) are refused by position_from, in the same words."""
+    objective = values["objective"]
+    if objective == "win":
+        fault = ("win needs the game's scores and seat, which this command does not take: ask the HTTP API "
+                 "(/v1/odds or /v1/win.txt with scores and seat)")
+    else:
+        fault = objective_fault(objective)
+    if fault is None:
+        return
+    errors = [FieldError("objective", fault)]
+    try:
+        position_from({**values, "objective": "expected-brains"})
+    except ApiError as e:
+        errors = e.errors + errors
+    raise ApiError(422, fault, errors)
+
+
+def _options() -> dict[str, str]:
+    """API field -> the `odds` option that sets it (`bus_brains` -> `--bus-brains`)."""
+    return {p.name: p.opts[0] for p in odds_command.params if isinstance(p, click.Option) and p.name}
+
+
+def _option(field: str) -> str:
+    """An API field as the option that sets it: `bus_brains` -> `--bus-brains`, `kept_out[0]` -> `--kept-out
+    (item 1)`; a field no option sets (none should) as it is."""
+    name, index = re.fullmatch(r"([^\[.]*)(?:\[(\d+)\])?.*", field).groups()
+    flag = _options().get(name, field)
+    return f"{flag} (item {int(index) + 1})" if index is not None and flag != field else flag
+
+
+def _options_in(reason: str) -> str:
+    """A reason as the command's user reads it: the API's field names with an underscore (`bus_brains without
+    school_bus`) as the options (`--bus-brains without --school-bus`), and a one-word one named with such an option
+    (`riding and bus_out`); elsewhere a word such as `brains` or `riding` is the game's word, left alone."""
+    flags = _options()
+    names = sorted((f for f in flags if "_" in f), key=len, reverse=True)
+    reason = re.sub(rf"\b({'|'.join(names)})\b", lambda m: flags[m[1]], reason)
+    return re.sub(r"(?<![\w-])([a-z]+)(?= (?:and|without) --)", lambda m: flags.get(m[1], m[1]), reason)
+
+
+def _answer(values: dict[str, Any]) -> dict[str, Any]:
+    """The HTTP API's answer; a stored solution it needs and that is not built is built here first."""
+    from . import create_app
+
+    try:
+        with create_app({"SHARE_ANSWERS_AFTER": None}).app_context():
+            return answer_for(values)
+    except ApiError as e:
+        job = e.extensions.get("job", "")
+        if e.status != 503 or not job.startswith("/v1/solutions/"):
+            raise
+    mode, recycle = values["mode"], values["recycle"]
+    click.echo(f"building the stored solution of {mode} ({recycle}) first: seconds, half a minute for the sequel",
+               err=True)
+    solution_jobs.build_and_store(mode, recycle)
+    with create_app({"SHARE_ANSWERS_AFTER": None}).app_context():
+        return answer_for(values)
 
 
 def _exact(value: dict[str, Any]) -> str:
@@ -99,8 +176,15 @@ def _exact(value: dict[str, Any]) -> str:
     return exact if len(exact) <= 24 else f"{len(exact)}-character fraction, see --json"
 
 
-def render(result: dict[str, Any], lines: int = 10) -> str:
-    """A JSON answer for people: position, next roll, outcomes, decision, the first scores."""
+# Without --verbose: the outcomes of the next roll when there are at most this many (the base game's at most 10; a
+# Double Feature roll's up to 30 or so, summed up in a line), and this many lines of the score distribution.
+OUTCOME_LINES = 10
+SCORE_LINES = 5
+
+
+def render(result: dict[str, Any], verbose: bool = False) -> str:
+    """A JSON answer for people: position, next roll, outcomes, decision, the first scores; `verbose`, every outcome,
+    every tyre-tracks choice and every score."""
     p, roll, d = result["position"], result["next_roll"], result["decision"]
     cup = ", ".join(f"{die} {n}" for die, n in p["cup"].items())
     out = [
@@ -116,8 +200,7 @@ def render(result: dict[str, Any], lines: int = 10) -> str:
         "Next roll" + ("   (the cup runs out: the brain dice go back first)" if roll["recycles"] else ""),
         f"  bust             {roll['bust']['value']:.4%}  ({_exact(roll['bust'])})",
         f"  expected brains  {roll['expected_brains']['value']:.4f}  ({_exact(roll['expected_brains'])})",
-        "  brains  shotguns  probability",
-        *(f"  {o['brains']:>6}  {o['shotguns']:>8}  {o['value']:>11.4%}  {_exact(o)}" for o in roll["outcomes"]),
+        *_outcome_lines(roll["outcomes"], verbose),
         f"Decision ({d['objective']}): {d['action'].upper()}",
         f"  roll  {d['roll']['value']:.6f}  ({_exact(d['roll'])})",
         f"  stop  {d['stop']['value']:.6f}  ({_exact(d['stop'])})",
@@ -125,23 +208,59 @@ def render(result: dict[str, Any], lines: int = 10) -> str:
     if "actions" in d:  # Double Feature and School Bus: every legal action's value
         out += [f"  {a['action']:<8} {a['value']['value']:.6f}" + (
             f"  (bust {a['next_roll']['bust']['value']:.4%})" if "next_roll" in a else "") for a in d["actions"]]
-    for g in d.get("give_up", ()):  # School Bus: tyre tracks on the best roll
-        worth = ", ".join(f"{c['give_up']} {c['value']['value']:.6f}" for c in g["choices"])
-        out.append(f"  tyre tracks ({g['probability']['value']:.4%}, pile {' '.join(g['brain_pile']) or '-'}): "
-                   f"give up {g['choice']}  [{worth}]")
+    out += _tyre_tracks_lines(d.get("give_up", ()), verbose)  # School Bus: tyre tracks on the best roll
     if "turn" not in result:  # the score distribution left out (`turn_left_out` says why)
         return "\n".join([*out, f"Final score: left out ({result['turn_left_out']})"])
     scores = result["turn"]["score_distribution"]
-    shown = f"first {lines} of {len(scores)}" if len(scores) > lines else "all"
+    lines = len(scores) if verbose else SCORE_LINES
+    shown = f"first {lines} of {len(scores)}; --verbose: all" if len(scores) > lines else "all"
     out += [f"Final score if you roll now and play on optimally ({shown})", "  score  probability"]
     out += [f"  {s['score']:>5}  {s['value']:>11.4%}" for s in scores[:lines]]
     return "\n".join(out)
+
+
+def _outcome_lines(outcomes: list[dict[str, Any]], verbose: bool) -> list[str]:
+    if len(outcomes) > OUTCOME_LINES and not verbose:
+        return [f"  {len(outcomes)} outcomes (brains, shotguns): --verbose lists each with its probability"]
+    return ["  brains  shotguns  probability",
+            *(f"  {o['brains']:>6}  {o['shotguns']:>8}  {o['value']:>11.4%}  {_exact(o)}" for o in outcomes)]
+
+
+def _worth(choice: dict[str, Any]) -> str:
+    return f"{choice['give_up']} {choice['value']['value']:.6f}"
+
+
+def _tyre_tracks_lines(give_up: Sequence[dict[str, Any]], verbose: bool) -> list[str]:
+    """Each result of the best roll where the bus's tyre tracks take something, and what to give up (`verbose`);
+    otherwise one line: how likely, and what is given up how often."""
+    if verbose:
+        return [f"  tyre tracks ({g['probability']['value']:.4%}, pile {' '.join(g['brain_pile']) or '-'}): give up "
+                f"{g['choice']}  [{', '.join(_worth(c) for c in g['choices'])}]" for g in give_up]
+    if not give_up:
+        return []
+    chance = sum(g["probability"]["value"] for g in give_up)
+    choices = Counter(g["choice"] for g in give_up)
+    return [f"  tyre tracks ({chance:.4%} of the best roll, {len(give_up)} results): give up "
+            + ", ".join(f"{choice} ({n})" for choice, n in choices.most_common()) + "; --verbose lists each"]
 
 
 def _bus_lines(p: dict[str, Any]) -> list[str]:
     phase = "riding" if p["riding"] else "out for the turn" if p["bus_out"] else "not boarded yet"
     return [f"  bus         {phase}; tokens: {p['bus_brains']} brain(s), {p['bus_shotguns']} shotgun(s)"
             + ("; first roll of the turn (3 ordinary dice)" if p["first_roll"] else "")]
+
+
+class _TwoPlayers(click.Choice):
+    """`--players`: 2 is the one choice (the only tables computed); another count is refused saying so."""
+
+    def __init__(self) -> None:
+        super().__init__(["2"])
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if str(value) != "2":
+            self.fail(f"{value!r}: only two-player tables are computed (the API answers 3 to 8 players from "
+                      "them)", param, ctx)
+        return 2
 
 
 @main.group()
@@ -153,17 +272,15 @@ def tables() -> None:
 @click.option("--mode", default="original", show_default=True, type=click.Choice(TABLE_MODES), help="Game mode.")
 @click.option("--variant", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
               help="The recycling rule.")
-@click.option("--players", default=2, show_default=True, type=click.IntRange(2, 8),
-              help="Players (only two-player tables are computed).")
+@click.option("--players", default=2, show_default=True, type=_TwoPlayers(),
+              help="Players: 2, the only tables computed (the API answers 3 to 8 players from them, "
+                   "GET /v1/tables/MODE?players=N).")
 def build(mode: str, variant: str, players: int) -> None:
-    """Compute a table and store it, following its job with a progress bar.
+    """Compute a two-player table and store it, following its job with a progress bar.
 
     In this process without REDIS_URL; by the workers (`celery -A workers worker`) with it. A stored
     table is not computed again, and a job already running is followed rather than started twice.
     """
-    if players != 2:
-        raise click.BadParameter("only two-player tables are computed (3 to 8 players: a reduced model "
-                                 "built on the two-player table)", param_hint="--players")
     try:
         job = submit(mode, variant, players)
         with click.progressbar(length=job.total, label=f"{mode}, {variant}, {players} players") as bar:
@@ -184,6 +301,32 @@ def build(mode: str, variant: str, players: int) -> None:
 
 
 @main.group()
+def solutions() -> None:
+    """Stored turn solutions: every position of a mode is answered from its mode's (`ZOMBIE_ODDS_STORE`)."""
+
+
+@solutions.command("build")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(list(MODES)),
+              help="Game mode (repeat for several; default: every mode).")
+@click.option("--variant", "variants", multiple=True, type=click.Choice(RECYCLE_VARIANTS),
+              help="The recycling rule (repeat for both; default: both).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...], quiet: bool) -> None:
+    """Solve each chosen mode's whole turn and store it, in this process (the sequel's takes about 20 s and
+    2.4 GB, the others seconds). A stored solution is not built again."""
+    chosen = [(m, v) for m, v in solution_jobs.COMBINATIONS if (not modes or m in modes) and
+              (not variants or v in variants)]
+    with click.progressbar(chosen, label="solutions", hidden=quiet,
+                           item_show_func=lambda c: c and f"{c[0]}, {c[1]}") as bar:
+        for mode, variant in bar:
+            solution_jobs.build_and_store(mode, variant)
+    if not quiet:
+        for mode, variant in chosen:
+            s = solution_jobs.status(mode, variant)
+            click.echo(f"{mode}, {variant}: {s.state} ({s.meta['states']:,} states, within {s.meta['within']:.1e})")
+
+
+@main.group()
 def answers() -> None:
     """Odds answers kept in the store for every server worker (`ZOMBIE_ODDS_STORE`)."""
 
@@ -196,10 +339,9 @@ def answers() -> None:
 @click.option("--school-bus/--no-school-bus", default=None, help="Only with (or without) the School Bus "
               "(default: both).")
 def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | None) -> None:
-    """Compute the answer to the start of a turn in each mode and store it, so that no one waits for it: a
-    server asked first takes seconds to minutes (Santa's: about 90 s, the base game's with the School
-    Bus one and a half). A stored answer is not computed again; a turn start the server refuses is skipped,
-    with why."""
+    """Compute the answer to the start of a School Bus turn in each mode and store it, so that no one waits for it:
+    a server asked first takes a minute or more. A stored answer is not computed again; a turn start the server
+    refuses is skipped, with why; one read from a stored solution needs no warming."""
     from . import create_app
 
     app, shelf, objective = create_app({"SHARE_ANSWERS_AFTER": 0}), store(), "expected-brains"
@@ -207,6 +349,9 @@ def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | N
     for mode, variant, bus in itertools.product(modes or MODES, variants, buses):
         position = Position(mode=mode, recycle=variant, school_bus=bus)
         label = f"{mode}, {variant}{', School Bus' if bus else ''}"
+        if stored_solution(position, parse_objective(objective)) is not None:
+            click.echo(f"{label}: read from its stored solution (zombie-odds solutions build), nothing to warm")
+            continue
         if answer_key(position, objective) in shelf:
             click.echo(f"{label}: already stored")
             continue
@@ -245,10 +390,13 @@ def prune(older_than: float | None, dry_run: bool) -> None:
 
 
 class Server(BaseApplication):
-    """gunicorn running `api.create_app()`, loaded once in the master (preload_app).
+    """gunicorn running `api.create_app()`, loaded once in the master (preload_app), with the settings of
+    `api.serving.options` (threaded workers answering `/healthz` in their main thread, recycled by count and by
+    memory, gunicorn's errors as problem+json, no shared control socket).
 
-    Loading warms the `original` mode (its table and the start of a turn, ~5 s) before the
-    workers fork, so they share it copy-on-write instead of each computing it on its first request.
+    Loading has every missing solution built (`start_solutions`): the master's background builder, whose child
+    processes hold the memory a build takes, or the Celery workers. It also builds the request validator (api.spec)
+    and answers two requests, so that no worker's first request (a health check) takes seconds to build them.
     """
 
     def __init__(self, options: dict[str, Any]):
@@ -260,22 +408,60 @@ class Server(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self) -> Any:
-        from analysis import Position
-
         from . import create_app
+        from .spec import openapi
 
         app = create_app()
-        compute(Position(), "expected-brains")
+        openapi()
+        with app.test_client() as client:  # what a process builds at its first requests, built once for every worker
+            for path in ("/healthz", "/v1/modes"):
+                client.get(path)
+        start_solutions()
+        if app.config["RATELIMIT_ENABLED"] and app.config["RATELIMIT_STORAGE_URI"].startswith("memory://") and \
+                self.cfg.workers > 1:
+            click.echo(f"rate limits are counted by each of the {self.cfg.workers} workers apart (no REDIS_URL): a "
+                       "client may get up to that many budgets", err=True)
         return app
+
+
+def start_solutions() -> None:
+    """Have every missing solution built: by the Celery workers with `REDIS_URL`, else by the background builder (a
+    child process, the base game first)."""
+    try:
+        solution_jobs.submit_missing()
+    except QUEUE_ERRORS as e:
+        click.echo(f"the job queue cannot be reached ({e}); solutions are built when it is asked again", err=True)
 
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, type=int, show_default=True)
 @click.option("--workers", default=2, type=click.IntRange(min=1), show_default=True)
-@click.option("--timeout", default=900, type=click.IntRange(min=1), show_default=True,
-              help="Seconds a request may run: an objective asked for the first time can take minutes (Santa's "
-                   "turn start: one and a half; `zombie-odds answers warm` stores it beforehand).")
-def serve(host: str, port: int, workers: int, timeout: int) -> None:
-    """Serve the HTTP API with gunicorn."""
-    Server({"bind": f"{host}:{port}", "workers": workers, "timeout": timeout, "preload_app": True}).run()
+@click.option("--threads", default=2, type=click.IntRange(min=1), show_default=True,
+              help="Request threads per worker (each may hold the memory of a computed answer; `/healthz` needs none).")
+@click.option("--timeout", default=None, type=click.IntRange(min=1),
+              help="gunicorn's worker timeout, seconds; it must be above the application's deadline per request "
+                   "(ZOMBIE_ODDS_REQUEST_DEADLINE, default 20 s). [default: the deadline + 30]")
+@click.option("--max-requests", default=10000, type=click.IntRange(min=0), show_default=True,
+              help="Replace a worker after this many requests (0: never).")
+@click.option("--max-requests-jitter", default=1000, type=click.IntRange(min=0), show_default=True,
+              help="Up to this many more, at random per worker, so that workers are not replaced together.")
+@click.option("--max-worker-memory", default=2048, type=click.IntRange(min=1), show_default=True, metavar="MB",
+              help="Replace a worker left above this resident memory by a request (it finishes its requests first).")
+@click.option("--control-socket", default=None, metavar="PATH",
+              help="gunicorn's control socket for this server (`gunicornc`). [default: none]")
+def serve(host: str, port: int, workers: int, threads: int, timeout: int | None, max_requests: int,
+          max_requests_jitter: int, max_worker_memory: int, control_socket: str | None) -> None:
+    """Serve the HTTP API with gunicorn (api.serving says how)."""
+    from .serving import options
+
+    try:
+        settings = options(host, port, workers, threads, timeout, max_requests, max_requests_jitter,
+                           max_worker_memory, control_socket)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--timeout") from None
+    Server(settings).run()
+
+
+if __name__ == "__main__":  # (the background builder runs `python -m api.cli solutions build ...`)
+    main()

@@ -1,4 +1,4 @@
-"""The contract, served: /openapi.yaml as written, and /docs, Swagger UI working offline.
+"""The contract, served: /openapi.yaml as written, and /docs, Swagger UI working offline (/docs/ leads there).
 
 Swagger UI's files come from the swagger-ui-bundle package and are served by this application,
 so the page needs no CDN. That package ships Swagger UI 4, which renders OpenAPI 3.0 but refuses
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, render_template_string, send_from_directory
+from flask import Blueprint, Response, redirect, render_template_string, request, send_from_directory, url_for
 from swagger_ui_bundle import swagger_ui_path
 
 from . import spec
@@ -58,6 +58,12 @@ def openapi_yaml() -> Response:
 @bp.get("/docs")
 def page() -> str:
     return render_template_string(PAGE, spec=display_spec())
+
+
+@bp.get("/docs/")
+def slash() -> Response:
+    """The address people type, and tools append: a permanent redirect to /docs (the cache-buster `_` kept)."""
+    return redirect(url_for("docs.page", **request.args), 308)
 
 
 @bp.get("/docs/<asset>")

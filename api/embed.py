@@ -8,6 +8,10 @@
 Both are files under `static/embed/`, read once per process and served with an ETag (a reload costs
 a 304), a Content-Security-Policy that lets any site frame or load them and lets the page run only
 its own script (its one inline `<style>` allowed by hash), and `nosniff`.
+
+The widget runs on other origins, where a browser hides every response header not exposed by CORS: so
+`/v1/*` answers expose `Retry-After`, which the widget waits for before asking again after a 503 (a
+stored solution or table still being built).
 """
 
 from __future__ import annotations
@@ -50,6 +54,14 @@ def _serve(name: str, mimetype: str, csp: str) -> Response:
     response.cache_control.max_age = MAX_AGE
     response.add_etag()
     return response.make_conditional(request)
+
+
+@bp.after_app_request
+def expose_retry_after(response: Response) -> Response:
+    exposed = ", ".join(response.headers.getlist("Access-Control-Expose-Headers"))
+    if request.path.startswith("/v1/") and "Retry-After" not in exposed:
+        response.headers.add("Access-Control-Expose-Headers", "Retry-After")
+    return response
 
 
 @bp.get("/embed/calculator")

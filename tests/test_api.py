@@ -183,7 +183,7 @@ def test_get_and_post_agree(client: FlaskClient, position: dict[str, Any]) -> No
 
 @pytest.mark.parametrize("position", [{}, *POSITIONS], ids=lambda p: json.dumps(p))
 def test_answers_are_exact_distributions(client: FlaskClient, position: dict[str, Any]) -> None:
-    body = client.post("/v1/odds", json=position).get_json()
+    body = client.post("/v1/odds", json={**position, "exact": True}).get_json()
     roll = body["next_roll"]
     outcomes = {(o["brains"], o["shotguns"]): exact(o) for o in roll["outcomes"]}
     assert sum(outcomes.values()) == 1
@@ -239,11 +239,17 @@ def test_empty_query_values_are_empty_piles(client: FlaskClient) -> None:
     assert empty.get_json() == client.get("/v1/odds").get_json()
 
 
-def test_unknown_query_parameters_are_ignored(client: FlaskClient) -> None:
+def test_unknown_query_parameters_are_refused_but_the_cache_buster(client: FlaskClient) -> None:
     plain = client.get("/v1/odds", query_string=query(WORKED))
-    busted = client.get("/v1/odds", query_string={**query(WORKED), "_": "1712345678", "nocache": "", "x": "y"})
+    busted = client.get("/v1/odds", query_string={**query(WORKED), "_": "1712345678"})
     assert busted.status_code == 200
     assert busted.get_json() == plain.get_json()
+    unknown = {**query(WORKED), "_": "1", "nocache": "", "objectiv": "x"}
+    body = problem(client.get("/v1/odds", query_string=unknown), 422)
+    assert sorted(fields(body)) == ["nocache", "objectiv"]  # each unknown one named, the cache-buster not
+    reasons = {e["field"]: e["reason"] for e in body["errors"]}
+    assert reasons["objectiv"] == "unknown parameter `objectiv`: did you mean `objective`?"
+    assert reasons["nocache"].startswith("unknown parameter `nocache`")
 
 
 def test_csv_for_spreadsheets(client: FlaskClient) -> None:
@@ -271,18 +277,24 @@ def test_the_longest_csv_fits_a_spreadsheet_cell(client: FlaskClient) -> None:
 
 @pytest.mark.parametrize("field", ["bust", "action", "roll", "stop"])
 def test_one_value_as_text(client: FlaskClient, field: str) -> None:
-    body = client.get("/v1/odds", query_string=query(WORKED)).get_json()
-    expected = body["decision"]["action"] if field == "action" else (
-        body["next_roll"]["bust"] if field == "bust" else body["decision"][field])
+    """A value as text: the float of the answer (from the stored solution), or with exact=true the exact one's."""
+    floats = client.get("/v1/odds", query_string=query(WORKED)).get_json()
+    fractions = client.get("/v1/odds", query_string={**query(WORKED), "exact": "true"}).get_json()
+
+    def pick(body: dict[str, Any]) -> Any:
+        return body["decision"]["action"] if field == "action" else (
+            body["next_roll"]["bust"] if field == "bust" else body["decision"][field])
+
     as_float = client.get("/v1/odds.txt", query_string={**query(WORKED), "field": field})
     as_exact = client.get("/v1/odds.txt", query_string={**query(WORKED), "field": field, "exact": "true"})
     for response in (as_float, as_exact):
         assert response.status_code == 200 and response.mimetype == "text/plain"
     if field == "action":
-        assert as_float.get_data(as_text=True) == as_exact.get_data(as_text=True) == expected
+        assert as_float.get_data(as_text=True) == as_exact.get_data(as_text=True) == pick(floats) == pick(fractions)
     else:
-        assert float(as_float.get_data(as_text=True)) == expected["value"]
-        assert as_exact.get_data(as_text=True) == expected["exact"]
+        assert float(as_float.get_data(as_text=True)) == pick(floats)["value"]
+        assert as_exact.get_data(as_text=True) == pick(fractions)["exact"]
+        assert abs(pick(floats)["value"] - pick(fractions)["value"]) <= pick(floats).get("within", 0)
 
 
 def test_bust_as_text_at_the_start(client: FlaskClient) -> None:
@@ -498,10 +510,11 @@ def test_response_cache_serves_the_same_bytes_and_ignores_cache_busters():
     client = app.test_client()
     url = "/v1/odds?footprints=green,red&brains=green&shotguns=red"
     first = client.get(url)
-    again = client.get(url + "&_=12345&nocache=1")
+    again = client.get(url + "&_=12345")
     assert first.status_code == again.status_code == 200
     assert first.data == again.data and again.headers["Access-Control-Allow-Origin"] == "*"
     assert len(app.extensions["response_cache"]) == 1
+    assert client.get(url + "&nocache=1").status_code == 422  # only `_` is a cache-buster: no hit for another
     assert client.get("/v1/odds?shotguns=red,red,red").status_code == 422  # errors are not cached
     assert len(app.extensions["response_cache"]) == 1
     other = client.get("/v1/odds?footprints=green,red&brains=green&shotguns=red&objective=reach:2")
@@ -527,7 +540,8 @@ def test_two_workers_asked_one_answer_at_once_compute_it_once(tmp_path: Path, mo
     monkeypatch.setattr(api.odds, "compute", slow)
     workers = [create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client() for _ in range(2)]
     answers: list[dict] = []
-    body = {"footprints": ["green", "yellow"], "brains": ["red"], "shotguns": ["yellow"]}
+    # (an objective that no stored solution answers: expected brains is read from one, never computed here)
+    body = {"footprints": ["green", "yellow"], "brains": ["red"], "shotguns": ["yellow"], "objective": "reach:3"}
     first = threading.Thread(target=lambda: answers.append(workers[0].post("/v1/odds", json=body).json))
     first.start()
     assert started.wait(30)
@@ -546,9 +560,9 @@ def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: p
     from workers.store import Store
 
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
-    store, query = Store(tmp_path), "footprints=green,red&brains=green&shotguns=red"
-    key = api.odds.answer_key(Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)),
-                              "expected-brains")
+    # (an objective that no stored solution answers: expected brains is read from one, never computed here)
+    store, query = Store(tmp_path), "footprints=green,red&brains=green&shotguns=red&objective=reach:3"
+    key = api.odds.answer_key(Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), "reach:3")
     expected = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client().get(f"/v1/odds?{query}").json
     assert store.get(key)[0] == expected and store.writes(key) == 1
 
@@ -556,7 +570,7 @@ def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(api.odds, "compute", lambda *args: pytest.fail("computed again"))
     other = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client()
     assert other.post("/v1/odds", json={"footprints": ["green", "red"], "brains": ["green"],
-                                        "shotguns": ["red"]}).json == expected
+                                        "shotguns": ["red"], "objective": "reach:3"}).json == expected
     assert other.get(f"/v1/odds.txt?{query}&field=bust&exact=true").text == expected["next_roll"]["bust"]["exact"]
     assert other.get(f"/v1/odds?{query}&format=csv").status_code == 200
 
@@ -566,6 +580,6 @@ def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: p
     assert (tmp_path / f"{key.name}.corrupt").exists() and store.get(key)[0] == expected and store.writes(key) == 2
 
     slow_only = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 60}).test_client()
-    assert slow_only.get(f"/v1/odds?{query}&objective=reach:2").status_code == 200
+    assert slow_only.get(f"/v1/odds?{query.replace('reach:3', 'reach:2')}").status_code == 200
     assert store.get(api.odds.answer_key(Position(footprints=("green", "red"), brains=("green",),
                                                   shotguns=("red",)), "reach:2")) is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 from flask import Flask
 from flask.testing import FlaskClient
 
-from api import cli
+from api import cli, spec
 from workers.store import Store
 from workers.tasks import table_key
 
@@ -31,7 +32,11 @@ def test_odds_reads_like_an_answer(warm: None) -> None:
     assert "Decision (expected-brains): ROLL" in out
     assert "  roll  1.883468" in out and "  stop  1.000000  (1/1)" in out
     assert "       1         1     24.0741%  13/54" in out  # one row of the outcomes table
-    assert "first 10 of" in out and "      0     31.8698%" in out
+    assert "(first 5 of 19; --verbose: all)" in out and "      0     31.8698%" in out
+    assert len(out.splitlines()) <= 30  # a short answer
+    verbose = run("odds", *WORKED, "--verbose").output
+    assert "(all)" in verbose and verbose.startswith(out.split("Final score")[0])
+    assert len(verbose.splitlines()) == len(out.splitlines()) + 19 - 5  # every score
 
 
 def test_odds_json_is_the_api_answer(warm: None, client: FlaskClient) -> None:
@@ -49,24 +54,67 @@ def test_the_start_of_a_turn(warm: None) -> None:
 @pytest.mark.parametrize(
     ("args", "lines"),
     [
-        (["--footprints", "green,purple", "--shotguns", "red"], ["footprints[1]: unknown die 'purple'"]),
-        (["--shotguns", "red,red,red", "--footprints", "green"], ["shotguns: 3 shotguns"]),
-        (["--banked", "-1"], ["banked: cannot be negative"]),
-        ([*WORKED, "--objective", "reach:41"], ["objective: reach:K needs 1 <= K <= 40"]),
-        (["--mode", "nope"], ["mode: unknown mode 'nope'"]),
+        (["--footprints", "green,purple", "--shotguns", "red"], ["--footprints (item 2): unknown die 'purple'"]),
+        (["--shotguns", "red,red,red", "--footprints", "green"], ["--shotguns: 3 shotguns"]),
+        (["--banked", "-1"], ["--banked: cannot be negative"]),
+        ([*WORKED, "--objective", "reach:41"], ["--objective: reach:K needs 1 <= K <= 40"]),
+        (["--banked", "-1", "--objective", "reach:50"],
+         ["--banked: cannot be negative", "--objective: reach:K needs 1 <= K <= 40"]),
     ],
 )
-def test_impossible_positions_exit_2_naming_the_field(args: list[str], lines: list[str]) -> None:
+def test_impossible_positions_exit_2_naming_the_option(args: list[str], lines: list[str]) -> None:
     result = run("odds", *args)
     assert result.exit_code == 2
-    for line in lines:
-        assert any(out.startswith(line) for out in result.output.splitlines()), result.output
+    assert result.output.splitlines() == [next(out for out in result.output.splitlines() if out.startswith(line))
+                                          for line in lines], result.output
 
 
 def test_usage_errors_exit_2() -> None:
     assert run("odds", "--banked", "many").exit_code == 2
     result = run("odds", "--school-bus", "--bus-shotguns", "two")
     assert result.exit_code == 2 and "'--bus-shotguns'" in result.output
+    result = run("odds", "--mode", "nope")  # the modes and the recycling rules are choices, listed by --help
+    assert result.exit_code == 2 and "'--mode': 'nope' is not one of 'original'," in result.output
+    assert "--recycle [before-draw|draw-then-recycle]" in run("odds", "--help").output
+
+
+def test_every_field_of_the_api_is_an_option() -> None:
+    """Every field of POST /v1/odds but the game's (scores, seat, final_round: the `win` objective) is an option of
+    `odds`, and nothing else is, so every field a 422 names is named by its option."""
+    fields = set(spec.load()[1]["components"]["schemas"]["OddsRequest"]["properties"])
+    options = {p.name for p in cli.odds_command.params} - {"as_json", "verbose"}
+    assert options == fields - {"scores", "seat", "final_round"}
+    assert {cli._option(f) for f in ("bus_brains", "kept_out[0]", "first_roll")} == {
+        "--bus-brains", "--kept-out (item 1)", "first_roll"}
+
+
+# Every objective the API's schema refuses, with the reason in words (never its regular expression), the same over
+# HTTP (a 422 naming `objective`) and on the command line (`--objective: ...`, exit 2).
+REACH = "reach:K needs 1 <= K <= 40"
+RULE = "rule:N,S needs 1 <= N <= 100 and 1 <= S <= 3"
+OTHER = ("is not an objective: expected-brains, reach:K (1 <= K <= 40), rule:N,S (1 <= N <= 100, 1 <= S <= 3), "
+         "or win (with scores)")
+
+
+@pytest.mark.parametrize(("objective", "reason"), [
+    ("reach:50", REACH), ("reach:0", REACH), ("reach:1000", REACH), ("reach:", f"'reach:' {OTHER}"),
+    ("rule:5,4", RULE), ("rule:0,1", RULE), ("rule:5,10", RULE), ("rule:1000,1", RULE), ("rule:5", f"'rule:5' {OTHER}"),
+    ("stop-at:3", f"'stop-at:3' {OTHER}"),
+])
+def test_a_bad_objective_is_refused_in_words(client: FlaskClient, objective: str, reason: str) -> None:
+    worked = {name.removeprefix("--"): value for name, value in zip(WORKED[::2], WORKED[1::2])}
+    for response in (client.get("/v1/odds", query_string={**worked, "objective": objective}),
+                     client.post("/v1/odds", json={"objective": objective})):
+        assert response.status_code == 422
+        assert response.get_json()["errors"] == [{"field": "objective", "reason": reason}]
+    result = run("odds", *WORKED, "--objective", objective)
+    assert result.exit_code == 2 and result.output == f"--objective: {reason}\n"
+
+
+def test_the_objective_win_needs_the_scores_the_command_does_not_take() -> None:
+    result = run("odds", *WORKED, "--objective", "win")
+    assert result.exit_code == 2
+    assert result.output.startswith("--objective: win needs the game's scores and seat, which this command does not")
 
 
 # Big Summer Action Movie with the School Bus, riding, near the end of the turn (the spec's `school-bus-riding`
@@ -94,24 +142,43 @@ def test_expansion_and_bus_options_are_the_api_fields(client: FlaskClient) -> No
     assert json.loads(kept.output)["position"]["kept_out"] == ["santa"]
 
 
+def test_long_sections_are_behind_verbose(client: FlaskClient) -> None:
+    """The School Bus example: by default one line each for the roll's outcomes and the tyre-tracks choices (how
+    many, and --verbose), and the first scores; with --verbose every outcome, choice and score."""
+    api = json.loads(run("odds", *RIDING, "--json").output)
+    roll, give_up, scores = api["next_roll"]["outcomes"], api["decision"]["give_up"], api["turn"]["score_distribution"]
+    assert len(roll) > cli.OUTCOME_LINES and len(give_up) > 1 and len(scores) > cli.SCORE_LINES
+    short, verbose = run("odds", *RIDING).output.splitlines(), run("odds", *RIDING, "--verbose").output.splitlines()
+    assert f"  {len(roll)} outcomes (brains, shotguns): --verbose lists each with its probability" in short
+    chance = sum(g["probability"]["value"] for g in give_up)
+    assert [line for line in short if "tyre tracks" in line] == [
+        f"  tyre tracks ({chance:.4%} of the best roll, {len(give_up)} results): give up token ({len(give_up)}); "
+        "--verbose lists each"]
+    assert f"Final score if you roll now and play on optimally (first 5 of {len(scores)}; --verbose: all)" in short
+    assert len(short) == 21 + cli.SCORE_LINES  # (87 lines before --verbose)
+    assert len([line for line in verbose if line.startswith("  tyre tracks (")]) == len(give_up)
+    assert len(verbose) == len(short) - 2 + 1 + len(roll) + len(give_up) + len(scores) - cli.SCORE_LINES
+
+
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["--brains", "green,green,green", "--bus-brains", "2"], "bus_brains: bus_brains without school_bus"),
-        (["--brains", "green,green,green", "--riding"], "riding: riding without school_bus"),
-        (["--school-bus", "--brains", "green,green,green", "--riding", "--bus-out"], "bus_out: riding and bus_out"),
-        (["--school-bus", "--bus-brains", "-1", "--brains", "green,green,green"], "bus_brains: cannot be negative"),
-        (["--school-bus", "--riding"], "riding: nothing is rolled yet"),
-        (["--effects", "helmet", "--brains", "green,green,green"], "effects[0]: no die of mode original shows"),
+        (["--brains", "green,green,green", "--bus-brains", "2"], "--bus-brains: --bus-brains without --school-bus"),
+        (["--brains", "green,green,green", "--riding"], "--riding: --riding without --school-bus"),
+        (["--school-bus", "--brains", "green,green,green", "--riding", "--bus-out"],
+         "--bus-out: --riding and --bus-out cannot"),
+        (["--school-bus", "--bus-brains", "-1", "--brains", "green,green,green"], "--bus-brains: cannot be negative"),
+        (["--school-bus", "--riding"], "--riding: nothing is rolled yet"),
+        (["--effects", "helmet", "--brains", "green,green,green"], "--effects (item 1): no die of mode original shows"),
         (["--mode", "big-summer-action-movie", "--brains", "green", "--double-brains", "hunk",
-          "--footprints", "red,red"], "double_brains: 1 hunk dice show a double-brain but brains lists 0"),
+          "--footprints", "red,red"], "--double-brains: 1 hunk dice show a double-brain but brains lists 0"),
         (["--mode", "santa-claus-meets-the-zombies", "--kept-out", "green", "--banked", "10",
-          "--brains", "red,red,red"], "kept_out[0]: a recycling puts every green brain die back"),
+          "--brains", "red,red,red"], "--kept-out (item 1): a recycling puts every green brain die back"),
         (["--school-bus", "--mode", "direct-to-video-sequel", "--footprints", "green,red", "--brains", "green",
-          "--riding"], "shotguns: 4 shotguns from a bust"),
+          "--riding"], "--shotguns: 4 shotguns from a bust"),
     ],
 )
-def test_bad_expansion_and_bus_options_exit_2_naming_the_field(args: list[str], line: str) -> None:
+def test_bad_expansion_and_bus_options_exit_2_naming_the_option(args: list[str], line: str) -> None:
     result = run("odds", *args)
     assert result.exit_code == 2
     assert any(out.startswith(line) for out in result.output.splitlines()), result.output
@@ -126,7 +193,7 @@ def test_serve_runs_gunicorn_on_a_warm_preloaded_app(warm: None, monkeypatch: py
     assert server.cfg.bind == ["0.0.0.0:9000"]
     assert server.cfg.workers == 3
     assert server.cfg.preload_app is True
-    assert server.cfg.timeout == 900  # Santa's turn start takes 4 to 12 minutes the first time
+    assert server.cfg.timeout == 50  # above the application's own deadline per request (20 s)
     assert isinstance(server.load(), Flask)
 
 
@@ -151,8 +218,8 @@ def test_tables_build_computes_once_and_says_where(tmp_path: Path, monkeypatch: 
 
 def test_answers_warm_stores_the_turn_start_the_api_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           client: FlaskClient) -> None:
-    """Each turn start's answer is stored as the API gives it; a stored one is not computed again; one the
-    server refuses is skipped, saying why."""
+    """A turn start read from a stored solution needs no warming; one the server refuses is skipped, saying
+    why."""
     from analysis import Position
     from api.odds import answer_key
 
@@ -160,17 +227,11 @@ def test_answers_warm_stores_the_turn_start_the_api_serves(tmp_path: Path, monke
     result = run("answers", "warm", "--mode", "original", "--no-school-bus")
     assert result.exit_code == 0, result.output
     key = answer_key(Position(), "expected-brains")
-    assert Store(tmp_path).get(key)[0] == client.get("/v1/odds").get_json()
-    assert "original, before-draw: stored in " in result.output
+    assert "original, before-draw: read from its stored solution" in result.output and key not in Store(tmp_path)
     refused = run("answers", "warm", "--mode", "direct-to-video-sequel", "--school-bus")
     assert refused.exit_code == 0, refused.output
     assert "direct-to-video-sequel, before-draw, School Bus: skipped (mode: the start of a turn in mode " \
            "direct-to-video-sequel with the School Bus" in refused.output
-    again = run("answers", "warm", "--mode", "original", "--no-school-bus", "--variant", "draw-then-recycle",
-                "--variant", "before-draw")
-    assert again.exit_code == 0, again.output
-    assert "original, before-draw: already stored" in again.output and Store(tmp_path).writes(key) == 1
-    assert "original, draw-then-recycle: stored in " in again.output
 
 
 def test_answers_prune_removes_old_and_other_engines_answers_only(tmp_path: Path,
@@ -200,6 +261,8 @@ def test_answers_prune_removes_old_and_other_engines_answers_only(tmp_path: Path
     assert fresh in shelf and old not in shelf and table in shelf
 
 
-def test_tables_build_refuses_more_players() -> None:
+def test_tables_build_offers_two_players_only() -> None:
+    """Only two-player tables are computed: 2 is the one choice --help offers, and another is refused saying so."""
+    assert re.search(r"--players \[2\] +Players: 2, the only tables computed", run("tables", "build", "--help").output)
     result = run("tables", "build", "--players", "3")
-    assert result.exit_code == 2 and "only two-player tables" in result.output
+    assert result.exit_code == 2 and "'3': only two-player tables are computed" in result.output

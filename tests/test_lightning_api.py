@@ -213,9 +213,11 @@ def test_cards_with_every_operator_encoded_in_the_query(client: FlaskClient) -> 
 
 
 def test_an_unencoded_ampersand_cuts_the_card(client: FlaskClient) -> None:
-    """What the encoding rule prevents: `&sum:20-30` becomes an unknown (ignored) parameter."""
-    body = client.get(f"{ADVICE}?card=all-even&sum:20-30&dice={ROLL}").get_json()
-    assert body["card"] == "all-even"
+    """What the encoding rule prevents: `&sum:20-30` becomes an unknown parameter, refused (never the card
+    cut short, answered)."""
+    body = problem(client.get(f"{ADVICE}?card=all-even&sum:20-30&dice={ROLL}"), 422)
+    assert fields(body) == ["sum:20-30"]
+    assert body["errors"][0]["reason"].startswith("unknown parameter `sum:20-30`")
 
 
 def test_advice_as_csv(client: FlaskClient) -> None:
@@ -283,9 +285,9 @@ BAD_QUERIES = [
     ("a die showing 0", url("kind:4", "0,1,3,4,6,6"), "dice[0]"),
     ("a die showing 7", url("kind:4", "1,1,3,4,6,7"), "dice[5]"),
     ("a negative die", url("kind:4", "1,1,-3,4,6,6"), "dice[2]"),
-    ("a die that is not a number", url("kind:4", "1,1,3,4,6,a"), "dice"),
-    ("a die of 1.5", url("kind:4", "1,1,3,4,6,1.5"), "dice"),
-    ("dice separated by spaces", url("kind:4", "1%201%203%204%206%206"), "dice"),
+    ("a die that is not a number", url("kind:4", "1,1,3,4,6,a"), "dice[5]"),
+    ("a die of 1.5", url("kind:4", "1,1,3,4,6,1.5"), "dice[5]"),
+    ("dice separated by spaces", url("kind:4", "1%201%203%204%206%206"), "dice[0]"),  # one item: '1 1 3 4 6 6'
     ("no dice", url("kind:4", ""), "dice"),
     ("dice given twice", url("kind:4") + f"&dice={ROLL}", "dice"),
     ("format xml", url("kind:4", format="xml"), "format"),

@@ -47,6 +47,50 @@ def test_impossible_positions_name_the_field(fields, field, words):
     assert any(words in e.reason for e in info.value.errors), info.value.errors
 
 
+BSAM, SANTA = "big-summer-action-movie", "santa-claus-meets-the-zombies"
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        # Hunk's only brain face is a double brain; Hottie has no double face; Santa's double brain is his gift
+        ({"mode": BSAM, "footprints": ["red"], "brains": ["hunk", "green"]}, "brains", "hunk die has no single brain"),
+        ({"mode": BSAM, "footprints": ["red"], "brains": ["hunk", "green"]}, "brains", "list it in double_brains"),
+        ({"mode": BSAM, "footprints": ["red"], "brains": ["hottie", "green"], "double_brains": ["hottie"]},
+         "double_brains", "hottie die has no double-brain face"),
+        ({"mode": BSAM, "footprints": ["red"], "brains": ["green"], "shotguns": ["hottie"],
+          "double_shotguns": ["hottie"]}, "double_shotguns", "hottie die has no double-shotgun face"),
+        ({"mode": SANTA, "footprints": ["red"], "brains": ["green"], "shotguns": ["santa"],
+          "double_shotguns": ["santa"]}, "double_shotguns", "santa die has no double-shotgun face"),
+    ],
+)
+def test_a_pile_shows_only_faces_its_dice_have(fields, field, words):
+    with pytest.raises(PositionError) as info:
+        Position(**fields)
+    assert any(e.field == field and words in e.reason for e in info.value.errors), info.value.errors
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"mode": BSAM, "footprints": ["red"], "brains": ["hunk", "green"], "double_brains": ["hunk"]},
+        {"mode": BSAM, "footprints": ["red"], "brains": ["green"], "shotguns": ["hunk"]},  # a single shotgun
+        {"mode": BSAM, "footprints": ["red"], "brains": ["green"], "shotguns": ["hunk"], "double_shotguns": ["hunk"]},
+        {"mode": BSAM, "footprints": ["red"], "brains": ["hottie", "green"]},
+        {"mode": BSAM, "footprints": ["red"], "brains": ["green"], "shotguns": ["hottie"]},
+        {"mode": SANTA, "footprints": ["red"], "brains": ["santa", "green"], "double_brains": ["santa"]},  # gift
+        {"mode": SANTA, "footprints": ["red"], "brains": ["santa", "green"]},  # his single brain
+        # the School Bus's DEAD END turns footprints, Hunk's too, into single brains
+        {"mode": BSAM, "school_bus": True, "footprints": ["red"], "brains": ["hunk", "green"]},
+    ],
+    ids=["hunk's double brain", "hunk's shotgun", "hunk's double shotgun", "hottie's brain", "hottie's shotgun",
+         "santa's gift",
+         "santa's brain", "hunk's dead end"],
+)
+def test_faces_the_dice_have_are_accepted(fields):
+    Position(**fields)
+
+
 def test_every_error_is_reported_at_once():
     with pytest.raises(PositionError) as info:
         Position(footprints=["blue"], brains=["purple"], banked=-3)

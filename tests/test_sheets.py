@@ -1,5 +1,6 @@
 """/v1/bust.txt, /v1/advice.txt and /v1/win.txt, and the spreadsheet forms' promises: short, and deaf to
-cache-busters; by probability of winning (`scores`) from a stored table, or a 503 while it is computed.
+the cache-buster `_` (any other unknown parameter is refused); by probability of winning (`scores`) from a
+stored table, or a 503 while it is computed.
 
 Positions keep a shotgun set aside (or are the warmed start of a turn): their answers take
 milliseconds. The base game's two-player table is solved once for the module (~10 s).
@@ -35,7 +36,8 @@ POSITIONS = [
     {"footprints": "green", "brains": "yellow,green", "shotguns": "red", "recycle": "before-draw", "mode": "original"},
 ]
 EXCEL_LIMIT = 32_767  # characters: Excel's cell, and so WEBSERVICE's answer
-BUSTERS = {"_": "1712345678", "nocache": "", "refresh": "3"}
+BUSTERS = {"_": "1712345678"}  # the one cache-buster (openapi.yaml's info)
+NOT_BUSTERS = {"nocache": "", "refresh": "3"}  # unknown parameters like any other: a 422 naming them
 
 
 def odds(client: FlaskClient, position: dict[str, str]) -> dict[str, Any]:
@@ -82,6 +84,11 @@ def test_spreadsheet_answers_fit_excel_and_ignore_cache_busters(client: FlaskCli
         assert plain.status_code == busted.status_code == 200
         assert busted.data == plain.data
         assert len(plain.get_data(as_text=True)) < EXCEL_LIMIT, path
+        refused = client.get(path, query_string={**params, **BUSTERS, **NOT_BUSTERS})
+        assert refused.status_code == 422 and refused.mimetype == "application/problem+json", path
+        reasons = {e["field"]: e["reason"] for e in refused.get_json()["errors"]}
+        assert sorted(reasons) == sorted(NOT_BUSTERS), reasons
+        assert all(reason.startswith(f"unknown parameter `{name}`") for name, reason in reasons.items()), reasons
 
 
 @pytest.mark.parametrize("path", ["/v1/bust.txt", "/v1/advice.txt"])
@@ -95,8 +102,10 @@ def test_impossible_positions_are_problems_naming_the_field(client: FlaskClient,
 
 
 def test_the_bust_chance_takes_no_objective(client: FlaskClient) -> None:
-    """`objective` is not a parameter of /v1/bust.txt: like any unknown parameter it is ignored."""
-    assert text(client, "/v1/bust.txt", {"objective": "nonsense", "exact": "true"}) == "94/3861"
+    """`objective` is not a parameter of /v1/bust.txt: like any unknown parameter it is refused, naming it."""
+    response = client.get("/v1/bust.txt?objective=reach:3&exact=true")
+    assert response.status_code == 422
+    assert [e["field"] for e in response.get_json()["errors"]] == ["objective"]
     assert client.get("/v1/advice.txt?objective=nonsense").status_code == 422
     assert client.get("/v1/bust.txt?exact=maybe").status_code == 422
 
