@@ -47,8 +47,8 @@ POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 # Modes answered only near the end of a turn: the most shotguns a position may be from a bust, less one (`room`).
 # analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with one
 # shotgun set aside and Santa in the cup (room 2) that is ~114,000 states (up to 16 s of CPU and 0.9 GB), with none
-# (room 3) ~300,000 states whose exact values passed 5.7 GB (21 GB after 20 minutes on 2026-12-01, unfinished): there
-# the answer is the float solution of the whole turn (`approximate`). With the School Bus (phases and tokens besides the
+# (room 3) ~300,000 states whose exact values pass 5.7 GB: there the answer is the float solution of the whole turn
+# (`approximate`, for objectives the stored solution does not hold). With the School Bus (phases and tokens besides the
 # dice) every Double Feature mode is answered only nearer the end. With rescues (Big Summer, the sequel) YIELD makes
 # cycles through lower scores, each a small linear system solved in residues: room 1 (seconds; the sequel's reach:12
 # with two shotguns set aside 35 s); at room 2 Big Summer's bus table is the whole turn's, 50 s to exact values of

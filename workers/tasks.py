@@ -64,7 +64,7 @@ LOST_AFTER = 60  # a running job without a heartbeat for this long, and none of 
 
 # The modes whose two-player table is computed, each within the memory budget (4 GiB for the whole
 # process: the mode's transition table, its kernel and the solve of one unit). Peak resident memory and CPU
-# of the solve in a fresh process (2026-11-30, bench/bench_game.py): see README.md, "Benchmarks".
+# of the solve in a fresh process (bench/bench_game.py): see bench/README.md.
 # direct-to-video-sequel's units are at most a third of a score total each (analysis.game.MEMORY_SPLIT).
 TABLE_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
 

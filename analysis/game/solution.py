@@ -27,7 +27,7 @@ FIXED = 6  # a level of a sweep costs about as much as this many columns of it (
 # Units per score total at least, so that one unit's sweeps stay within the memory budget of a table job
 # (4 GiB): the sweep holds every level of its columns over all dice states (kernel.py). In
 # direct-to-video-sequel (303,836 dice states) a whole total's 26 columns passed 4 GiB beside the 1.6 GiB
-# kernel; a third of them peaked at 2.5 GiB in all (`solve_game` in a fresh process, 2026-11-30).
+# kernel; a third of them peaked at 2.5 GiB in all (`solve_game` in a fresh process).
 MEMORY_SPLIT = {"direct-to-video-sequel": 3}
 
 FORMAT = "zombie-odds/game/1"
