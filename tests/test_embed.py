@@ -432,11 +432,11 @@ def test_a_503_says_so_and_retries_after_retry_after(browser: Any, site_url: str
     browser.get(site_url)
     widget = Widget(browser)
     wait_for(browser, lambda: widget.showing("94/3861"))
-    answer_for, calls = odds.answer_for, []
+    answer_for, calls, built = odds.answer_for, [], []
 
-    def not_yet(values: Any) -> dict[str, Any]:
+    def not_yet(values: Any) -> dict[str, Any]:  # 503 until the test has seen the message (whichever request it was)
         calls.append(values)
-        if len(calls) == 1:
+        if not built:
             raise ApiError(503, "the solution of mode santa-claus-meets-the-zombies (before-draw) is not built yet "
                                 "(job running); ask again in 15 s", headers={"Retry-After": "2"})
         return answer_for(values)
@@ -450,7 +450,8 @@ def test_a_503_says_so_and_retries_after_retry_after(browser: Any, site_url: str
     assert widget.find("[aria-live]").get_attribute("aria-busy") == "true"
     assert not widget.find("[aria-live]").is_displayed()
     screenshot(browser, "embed-503.png")
+    built.append(True)
     wait_for(browser, lambda: widget.settled() and widget.find("[aria-live]").is_displayed())
-    assert len(calls) == 2 and not widget.find(".err").is_displayed()
+    assert len(calls) >= 2 and not widget.find(".err").is_displayed()
     assert widget.text(".advice").startswith("Roll")
     assert [e for e in console_errors(browser) if "status of 503" not in e] == []
