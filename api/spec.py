@@ -48,7 +48,8 @@ from analysis.policy import MAX_REACH
 from .errors import ApiError, FieldError, problem
 from .faults import RequestUnmarshaller, RequestValidator, first_faults
 
-__all__ = ["CACHE_BUSTER", "SPEC_PATH", "check_query", "install", "load", "objective_fault", "openapi", "strict_json"]
+__all__ = ["CACHE_BUSTER", "SPEC_PATH", "check_query", "install", "load", "objective_fault", "openapi", "resolve",
+           "strict_json"]
 
 # A symlink to the repository's openapi.yaml, so that wheels (package data `static/*`) carry the file.
 SPEC_PATH = Path(__file__).parent / "static" / "openapi.yaml"
@@ -226,7 +227,7 @@ def _strict(name: str, value: str, schema: dict[str, Any]) -> list[FieldError]:
         if value == "":
             least = schema.get("minItems", 0)
             return [FieldError(name, f"has 0 items; at least {least} required")] if least else []
-        item = _resolve(load()[1], schema.get("items", {}))
+        item = resolve(load()[1], schema.get("items", {}))
         return first_faults(e for i, v in enumerate(value.split(",")) for e in _strict(f"{name}[{i}]", v, item))
     if kind == "integer":
         negative = re.fullmatch(r"-[0-9]+", value)
@@ -251,9 +252,9 @@ def _query_parameters(rule: str, method: str) -> dict[str, dict[str, Any]]:
     operation = spec["paths"][rule.replace("<", "{").replace(">", "}")].get(method, {})
     out = {}
     for parameter in operation.get("parameters", []):
-        parameter = _resolve(spec, parameter)
+        parameter = resolve(spec, parameter)
         if parameter["in"] == "query":
-            out[parameter["name"]] = _resolve(spec, parameter["schema"])
+            out[parameter["name"]] = resolve(spec, parameter["schema"])
     return out
 
 
@@ -305,12 +306,12 @@ def _parameters(operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
     spec = load()[1]
     out = {}
     for parameter in operation.get("parameters", []):
-        parameter = _resolve(spec, parameter)
-        out[parameter["name"]] = _resolve(spec, parameter["schema"])
+        parameter = resolve(spec, parameter)
+        out[parameter["name"]] = resolve(spec, parameter["schema"])
     return out
 
 
-def _resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+def resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     """Follow local `$ref`s (`#/components/...`)."""
     while "$ref" in node:
         target: Any = spec

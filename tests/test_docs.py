@@ -37,12 +37,7 @@ NOT_HERE = {"getReport": 404, "getReportChartPng": 404, "getReportChartSvg": 404
 
 
 def resolve(node: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in node:
-        target: Any = DOCUMENT
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        node = target
-    return node
+    return spec.resolve(DOCUMENT, node)
 
 
 MISSING = object()
