@@ -26,11 +26,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from .bus_solutions import StoredBusTurn
 from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
 from .policy import BusSolution, Objective, bus_solve, parse_objective, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
-from .solutions import StoredTurn
+from .solutions import UNSOLVED, StoredTurn
 from .table import bus_table_for, table_for
 
 __all__ = ["Odds", "Decision", "GiveUp", "odds", "stored_odds", "stored_solution", "EXACT_MODES", "TurnStartTooLarge",
@@ -161,19 +162,20 @@ def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple
 EXACT_MODES = frozenset({"original"})  # modes whose exact values fit a request (the base game's whole turn: ~1 s once)
 
 
-def stored_solution(position: Position, objective: Objective, exact: bool = False) -> tuple[str, str] | None:
-    """Which stored solution (analysis/solutions.py) answers this question, as (mode, recycle); None where it is
-    solved for the request instead (the School Bus, objectives other than expected brains, exact values asked
-    for). Exact values asked for where they do not fit a request: `PositionError` naming ``exact``."""
+def stored_solution(position: Position, objective: Objective, exact: bool = False) -> tuple[str, str, bool] | None:
+    """Which stored solution (analysis/solutions.py) answers this question, as (mode, recycle, school_bus); None
+    where it is solved for the request instead (objectives other than expected brains, exact values asked for, the
+    combinations in `UNSOLVED`). Exact values asked for where they do not fit a request: `PositionError` naming
+    ``exact``."""
     if exact:
         if position.school_bus or position.mode in EXACT_MODES:
             return None
         raise PositionError([FieldError("exact", f"exact values of mode {position.mode} run to fractions of "
                                                  "thousands of digits, beyond one request; its answers are floats "
                                                  "from the stored solution, each with its bound (drop exact)")])
-    if position.school_bus or objective.kind != "expected-brains":
+    if objective.kind != "expected-brains" or (position.mode, position.school_bus) in UNSOLVED:
         return None
-    return position.mode, position.recycle
+    return position.mode, position.recycle, position.school_bus
 
 
 def odds(position: Position, objective: Objective | str = "expected-brains", distribution: bool = True,
@@ -215,10 +217,12 @@ def odds(position: Position, objective: Objective | str = "expected-brains", dis
     return Odds(position, roll_now, decision, exact.score_distribution(i, score), {"roll": roll_now})
 
 
-def stored_odds(position: Position, turn: StoredTurn) -> Odds:
+def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn) -> Odds:
     """`odds` for expected brains from a mode's stored solution (analysis/solutions.py): the next roll exact, the
     value of rolling and the score distribution floats within their certified bounds, the decision ``tie`` where
     the bound cannot separate rolling from stopping."""
+    if position.school_bus:
+        return _stored_bus_odds(position, turn)
     i = turn.index(position.state)
     if i is None:
         raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
@@ -231,6 +235,35 @@ def stored_odds(position: Position, turn: StoredTurn) -> Odds:
     distribution, bound = turn.score_distribution(i, score)
     roll_now = next_roll(position)
     return Odds(position, roll_now, decision, distribution, {"roll": roll_now}, distribution_within=bound)
+
+
+def _stored_bus_odds(position: Position, turn: StoredBusTurn) -> Odds:
+    """`stored_odds` with the School Bus: every legal action's value, the best (``tie`` where the bound cannot
+    separate two), tyre tracks' choices on the best rolling action's next roll, its score distribution."""
+    i = turn.index(position.bus_state)
+    if i is None:
+        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
+                                                      f"{position.mode} with the School Bus")])
+    score = position.score
+    values = turn.action_values(i, score)
+    rolls = turn.actions(i)
+    roll_action = max(rolls, key=values.get)  # (the first of the best, in the table's order)
+    stop = Fraction(score)
+    actions: dict[str, Fraction | float] = {a: (stop if a == "stop" else v) for a, v in values.items()}
+    decision = Decision(action=turn.decision(values), objective=Objective(), roll=values[roll_action], stop=stop,
+                        actions=actions, roll_action=roll_action, within=turn.within)
+    next_rolls = {a: next_roll(position, a) for a in rolls}
+    give_up = []
+    for t in next_rolls[roll_action].transitions:
+        if t.choices:
+            nodes = np.array([turn.index(s) for _, s in t.choices])
+            worth = dict(zip([g for g, _ in t.choices], turn.values(nodes, score + t.brains).tolist()))
+            footprints, pile = _before_giving_up(position, t.choices[0])
+            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, max(worth, key=worth.get), worth, footprints,
+                                  pile))
+    distribution, bound = turn.score_distribution(rolls[roll_action], score)
+    return Odds(position, next_rolls[roll_action], decision, distribution, next_rolls, tuple(give_up),
+                distribution_within=bound)
 
 
 def _float_odds(position: Position, objective: Objective) -> Odds:

@@ -52,7 +52,9 @@ each decision are within 1e-9 of its best (`BusSolution.candidates`). With rescu
 can lead to a lower level of its own block (a cycle, not an order): those values are read from the
 previous pass, starting from the stop values (a lower bound), and passes repeat until they move by
 less than 1e-14 (value iteration; 4 or 5 passes; the blocks before the first cyclic one never move, so
-later passes read them from the first, `Settled`). The induction does not cover such a block, so it
+later passes read them from the first, `Settled`); one more pass, from those values raised by 1e-12,
+must come out no higher, which certifies them within that of the fixed point (`BusSolution.cycle_error`).
+The induction does not cover such a block, so it
 gets ``2 |min_delta|`` levels above its bound, where the solution is checked to stop everywhere; that
 suffices: ``V(n, T) - T`` never grows with ``T`` (for any policy, the value less the score is
 ``E[gain] - P(bust) T``), and above the checked levels every roll's results at lower levels of the
@@ -82,6 +84,7 @@ CAP_MARGIN = 60  # brains above floor(max C) that a capped (q = 0) table still s
 CANDIDATE_MARGIN = 1e-9  # options this close to the best are settled in exact arithmetic (exact.MARGIN)
 MAX_PASSES = 60  # sweeps of a bus table with rescues and YIELD, each from the last one's values
 PASS_TOLERANCE = 1e-14  # ... until no value read across a pass moves by more (relative to the top score)
+CYCLE_GAP = 1e-12  # ... and those values are then certified within this of the fixed point (`_cycle_gap`)
 
 
 @dataclass(frozen=True)
@@ -509,10 +512,13 @@ class BusSolution:
     top: int
     candidate_nodes: tuple[np.ndarray, ...]  # per level: sorted decision nodes
     candidate_masks: tuple[np.ndarray, ...]  # per level: their masks
+    candidate_values: tuple[np.ndarray, ...]  # per level: their float values (every other decision: its stop value)
     watched_values: np.ndarray  # per level 0..top, the float value of each of `watched` (-inf: not solved there)
     capped: bool = False
     passes: int = 1
     watched: tuple[int, ...] = (0,)  # nodes whose values the sweep keeps at every level: the root first
+    tops: tuple[int, ...] | None = None  # per block, the most levels solved (expected brains; None: up to `top`)
+    cycle_error: float = 0.0  # with rescues' cycles: how far the values read across passes may be from the fixed point
 
     @property
     def root_values(self) -> np.ndarray:
@@ -595,7 +601,7 @@ def bus_block_bounds(table: BusTable) -> np.ndarray:
 
 def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray, back: np.ndarray,
               tops: np.ndarray | None = None, settled: Settled | None = None, watched: tuple[int, ...] = (0,),
-              ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, Settled | None]:
+              ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, Settled | None]:
     """The backward induction over a bus table (module docstring), as a wavefront over (block, level).
 
     A roll to a lower level of its own block (``table.back_nodes``, rescues with YIELD) reads that
@@ -603,8 +609,8 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     values the pass computes there are returned for the next. Above ``tops[b]`` (block ``b``'s bound)
     every decision of block ``b`` stops and its rolls are worth less: they are not computed (a roll is
     then worth -inf to the decisions that read it). Returns, per level, the decision nodes with
-    candidates other than stop alone and their masks, the values of the `watched` nodes per level (the root
-    first), `back`, and the blocks
+    candidates other than stop alone, their masks and their values, the values of the `watched` nodes per
+    level (the root first), `back`, and the blocks
     before the first cyclic one as `Settled` (no pass changes them: a pass given them reads their values there
     instead of computing them again)."""
     n = len(table)
@@ -637,6 +643,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
 
     nodes_at: list[list[np.ndarray]] = [[] for _ in range(top + 1)]
     masks_at: list[list[np.ndarray]] = [[] for _ in range(top + 1)]
+    values_at: list[list[np.ndarray]] = [[] for _ in range(top + 1)]
     watch = np.array(watched, dtype=np.int64)
     seen = np.zeros((top + 1, len(watch)))
     watched_in = [np.flatnonzero(table.block_of[watch] == b) for b in range(blocks)]
@@ -695,6 +702,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                     if keep.any():
                         nodes_at[t].append(decision[keep])
                         masks_at[t].append(mask[keep].astype(np.int8))
+                        values_at[t].append(value[keep])
                 tyre = entry["tyre"]
                 if len(tyre):
                     here[tyre] = here[entry["options"]].max(axis=1)
@@ -703,37 +711,32 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
             done(t, levels.pop(t))
     for t, v in levels.items():
         done(t, v)
-    nodes, masks = [], []
-    for t in range(top + 1):
-        if nodes_at[t]:
-            a, m = np.concatenate(nodes_at[t]), np.concatenate(masks_at[t])
-            order = np.argsort(a)
-            nodes.append(a[order])
-            masks.append(m[order])
-        else:
-            nodes.append(np.zeros(0, dtype=int))
-            masks.append(np.zeros(0, dtype=np.int8))
+    found = [(np.concatenate(a), np.concatenate(m), np.concatenate(v)) if a else _NO_CANDIDATES
+             for a, m, v in zip(nodes_at, masks_at, values_at)]
+    nodes, masks, values = _merged(found, [_NO_CANDIDATES] * len(found))
     if settled is not None:  # the settled blocks' candidates and watched values, from the pass that computed them
-        nodes, masks = _merged(settled.candidates, (nodes, masks))
+        nodes, masks, values = _merged(settled.candidates, zip(nodes, masks, values))
         early = table.block_of[watch] < skip
         seen[:, early] = settled.watched[:, early]
-        return nodes, masks, seen, after, settled
+        return nodes, masks, values, seen, after, settled
     if first_cyclic == blocks:
-        return nodes, masks, seen, after, None
+        return nodes, masks, values, seen, after, None
     block_of = table.block_of
-    early = [(a[block_of[a] < first_cyclic], m[block_of[a] < first_cyclic]) for a, m in zip(nodes, masks)]
-    return nodes, masks, seen, after, Settled(first_cyclic, read, kept, tuple(zip(*early)), seen)
+    early = [(a[block_of[a] < first_cyclic], m[block_of[a] < first_cyclic], v[block_of[a] < first_cyclic])
+             for a, m, v in zip(nodes, masks, values)]
+    return nodes, masks, values, seen, after, Settled(first_cyclic, read, kept, tuple(early), seen)
 
 
 @dataclass(frozen=True)
 class Settled:
     """The blocks before a bus table's first cyclic one, as one pass of `bus_sweep` left them: their values that
-    later blocks read (nodes ``nodes``, per level), their candidates per level, and the watched nodes' values."""
+    later blocks read (nodes ``nodes``, per level), their candidates per level (nodes, masks, values), and the
+    watched nodes' values."""
 
     blocks: int
     nodes: np.ndarray
     values: dict[int, np.ndarray]
-    candidates: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+    candidates: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]
     watched: np.ndarray
 
 
@@ -750,15 +753,19 @@ def _read_later(table: BusTable, first: int) -> np.ndarray:
     return read[table.block_of[read] < first]
 
 
-def _merged(one: tuple, two: tuple) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per level, the candidate nodes (sorted) and masks of two disjoint sets of blocks together."""
-    nodes, masks = [], []
-    for a1, m1, a2, m2 in zip(*one, *two):
-        a, m = np.concatenate([a1, a2]), np.concatenate([m1, m2])
-        order = np.argsort(a)
+_NO_CANDIDATES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int8), np.zeros(0))
+
+
+def _merged(one, two) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Per level, the candidates (nodes sorted, masks, values) of two disjoint sets of blocks together."""
+    nodes, masks, values = [], [], []
+    for (a1, m1, v1), (a2, m2, v2) in zip(one, two):
+        a = np.concatenate([a1, a2])
+        order = np.argsort(a, kind="stable")
         nodes.append(a[order])
-        masks.append(m[order])
-    return nodes, masks
+        masks.append(np.concatenate([m1, m2])[order])
+        values.append(np.concatenate([v1, v2])[order])
+    return nodes, masks, values
 
 
 def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
@@ -789,15 +796,34 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
     while change > PASS_TOLERANCE * max(1.0, float(np.abs(stop).max())):
         if passes == MAX_PASSES:
             raise ArithmeticError(f"no convergence in {MAX_PASSES} passes (last change {change:.3g})")
-        nodes, masks, seen, after, settled = bus_sweep(table, objective, top, stop, back, tops, settled, watched)
+        nodes, masks, values, seen, after, settled = bus_sweep(table, objective, top, stop, back, tops, settled,
+                                                               watched)
         change = float(np.abs(after - back).max(initial=0.0))
         back, passes = after, passes + 1
+    cycle_error = change + _cycle_gap(table, objective, top, stop, back, tops, settled) if any(table.cyclic) else 0.0
     if tops is not None and any(table.cyclic):  # the induction does not cover a cyclic block: check it
         for b in np.flatnonzero(table.cyclic):
             levels = range(int(min(bounds[b], top)) + 1, int(tops[b]) + 1)
             if any((table.can_stop[nodes[t]] & (table.block_of[nodes[t]] == b)).any() for t in levels):
                 raise ArithmeticError(f"decisions of block {b} roll above its bound {bounds[b]}: raise the margin")
-    return BusSolution(table, objective, top, tuple(nodes), tuple(masks), seen, capped, passes, watched)
+    return BusSolution(table, objective, top, tuple(nodes), tuple(masks), tuple(values), seen, capped, passes,
+                       watched, None if tops is None else tuple(int(t) for t in tops), cycle_error)
+
+
+def _cycle_gap(table: BusTable, objective: Objective, top: int, stop: np.ndarray, back: np.ndarray,
+               tops: np.ndarray | None, settled: Settled | None) -> float:
+    """How far the values the last pass computed at the rescues' targets (`back`) may be below their fixed point,
+    certified: the passes climb to it from below (the stop values are a lower bound, a pass is monotone), and a
+    pass from `back` raised by the returned gap comes out no higher, so the raised values are above it."""
+    scale = max(1.0, float(np.abs(stop).max()))
+    gap = CYCLE_GAP * scale
+    raised = back + gap
+    after = bus_sweep(table, objective, top, stop, raised, tops, settled)[4]
+    rounding = float(np.maximum(after - raised, 0.0).max(initial=0.0))
+    if rounding > PASS_TOLERANCE * scale:
+        raise ArithmeticError(f"a pass from values raised by {gap:.1e} rose by {rounding:.1e} more: the passes have "
+                              "not converged within the gap")
+    return gap + rounding
 
 
 _bus_solve_whole, _bus_solve_rooted = lru_cache(maxsize=16)(_bus_solve), lru_cache(maxsize=BUS_ROOTED_KEPT)(_bus_solve)

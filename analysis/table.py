@@ -63,8 +63,8 @@ from .roll import (
     bus_step,
 )
 
-__all__ = ["Table", "table_for", "state_code", "ROOTED_KEPT", "BUS_ROOTED_KEPT", "BusTable", "bus_table_for",
-           "DECISION", "CHANCE", "TYRE", "STOPPED"]
+__all__ = ["Table", "table_for", "state_code", "bus_node_code", "ROOTED_KEPT", "BUS_ROOTED_KEPT", "BusTable",
+           "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
 
 # Tables (and their solutions, exact values) built for one position are kept for the last few positions only:
 # one three shotguns from a bust in direct-to-video-sequel (a shotgun set aside) holds ~0.7 GB with its solution
@@ -946,6 +946,13 @@ def _node_key(dice: DiceState, sub: int, tokens: int) -> object:
     if sub < _STOP:
         return TyreTracks(dice, sub - _TYRE, tokens)
     return ("stopped",)
+
+
+def bus_node_code(mode: Mode, key: object) -> tuple[int, int] | None:
+    """The integers a bus table knows a node key by (`BusTable.dice_codes`, `BusTable.subs`), None for what is no
+    node's key (the stopped node's dice are the start's)."""
+    parts = _node_parts(key)
+    return None if parts is None else (_codes(mode).code(parts[0]), parts[1] * _TOKENS + parts[2])
 
 
 def _node_parts(key: object) -> tuple[DiceState, int, int] | None:

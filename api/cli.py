@@ -160,10 +160,10 @@ def _answer(values: dict[str, Any]) -> dict[str, Any]:
         job = e.extensions.get("job", "")
         if e.status != 503 or not job.startswith("/v1/solutions/"):
             raise
-    mode, recycle = values["mode"], values["recycle"]
-    click.echo(f"building the stored solution of {mode} ({recycle}) first: seconds, half a minute for the sequel",
-               err=True)
-    solution_jobs.build_and_store(mode, recycle)
+    mode, recycle, bus = values["mode"], values["recycle"], bool(values.get("school_bus"))
+    click.echo(f"building the stored solution of {mode}{' with the School Bus' if bus else ''} ({recycle}) first: "
+               "seconds to a minute", err=True)
+    solution_jobs.build_and_store(mode, recycle, bus)
     with create_app({"SHARE_ANSWERS_AFTER": None}).app_context():
         return answer_for(values)
 
@@ -310,20 +310,24 @@ def solutions() -> None:
               help="Game mode (repeat for several; default: every mode).")
 @click.option("--variant", "variants", multiple=True, type=click.Choice(RECYCLE_VARIANTS),
               help="The recycling rule (repeat for both; default: both).")
+@click.option("--school-bus/--no-school-bus", "bus", default=None,
+              help="Only the School Bus's solutions, or only those without it (default: both).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...], quiet: bool) -> None:
-    """Solve each chosen mode's whole turn and store it, in this process (the sequel's takes about 20 s and
-    2.4 GB, the others seconds). A stored solution is not built again."""
-    chosen = [(m, v) for m, v in solution_jobs.COMBINATIONS if (not modes or m in modes) and
-              (not variants or v in variants)]
+def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...], bus: bool | None, quiet: bool) -> None:
+    """Solve each chosen mode's whole turn and store it, in this process (the sequel's takes about a minute and
+    2.4 GB, with the School Bus up to ~80 s and 2 GB, the others seconds). A stored solution is not built again."""
+    chosen = [(m, v, b) for m, v, b in solution_jobs.COMBINATIONS if (not modes or m in modes) and
+              (not variants or v in variants) and (bus is None or b == bus)]
     with click.progressbar(chosen, label="solutions", hidden=quiet,
-                           item_show_func=lambda c: c and f"{c[0]}, {c[1]}") as bar:
-        for mode, variant in bar:
-            solution_jobs.build_and_store(mode, variant)
+                           item_show_func=lambda c: c and f"{c[0]}{', School Bus' if c[2] else ''}, {c[1]}") as bar:
+        for mode, variant, b in bar:
+            solution_jobs.build_and_store(mode, variant, b)
     if not quiet:
-        for mode, variant in chosen:
-            s = solution_jobs.status(mode, variant)
-            click.echo(f"{mode}, {variant}: {s.state} ({s.meta['states']:,} states, within {s.meta['within']:.1e})")
+        for mode, variant, b in chosen:
+            s = solution_jobs.status(mode, variant, b)
+            size = f"{s.meta['nodes']:,} nodes" if b else f"{s.meta['states']:,} states"
+            click.echo(f"{mode}{', School Bus' if b else ''}, {variant}: {s.state} ({size}, "
+                       f"within {s.meta['within']:.1e})")
 
 
 @main.group()

@@ -19,6 +19,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, jsonify
 
 from analysis import EFFECTS, Objective, Odds, Position, PositionError, odds, parse_objective
+from analysis.bus_solutions import StoredBusTurn
 from analysis.exact import fraction_text
 from analysis.odds import NearTie, TurnStartTooLarge, stored_odds, stored_solution, within
 from analysis.roll import legal_actions, next_roll
@@ -347,24 +348,25 @@ def answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
 SOLUTION_RETRY_AFTER = 15
 
 
-def stored_answer(position: Position, mode: str, recycle: str) -> dict[str, Any]:
-    """The answer from the stored solution of (`mode`, `recycle`); while it is not built, a 503 naming the job that
-    builds it (started here if nobody builds it)."""
-    turn = solutions.load(mode, recycle)
+def stored_answer(position: Position, mode: str, recycle: str, bus: bool) -> dict[str, Any]:
+    """The answer from the stored solution of (`mode`, `recycle`, School Bus `bus`); while it is not built, a 503
+    naming the job that builds it (started here if nobody builds it)."""
+    turn = solutions.load(mode, recycle, bus)
     if turn is None:
         try:
-            job = solutions.submit(mode, recycle)
+            job = solutions.submit(mode, recycle, bus)
         except QUEUE_ERRORS as e:
             raise ApiError(503, f"the job queue cannot be reached ({type(e).__name__}); ask again later",
                            headers={"Retry-After": str(SOLUTION_RETRY_AFTER)}) from None
-        raise ApiError(503, f"the solution of mode {mode} ({recycle}) is not built yet (job {job.state}); ask again "
-                            f"in {SOLUTION_RETRY_AFTER} s", headers={"Retry-After": str(SOLUTION_RETRY_AFTER)},
+        what = f"mode {mode}{' with the School Bus' if bus else ''} ({recycle})"
+        raise ApiError(503, f"the solution of {what} is not built yet (job {job.state}); ask again in "
+                            f"{SOLUTION_RETRY_AFTER} s", headers={"Retry-After": str(SOLUTION_RETRY_AFTER)},
                        extensions={"job": f"/v1/solutions/{job.job}"})
     return _stored_answer(position, turn)
 
 
 @lru_cache(maxsize=4096)
-def _stored_answer(position: Position, turn: StoredTurn) -> dict[str, Any]:
+def _stored_answer(position: Position, turn: StoredTurn | StoredBusTurn) -> dict[str, Any]:
     return answer(stored_odds(position, turn))
 
 

@@ -23,10 +23,10 @@ def solution_answer(s: solutions.SolutionStatus) -> dict[str, Any]:
         "id": s.job,
         "mode": s.mode,
         "recycle": s.recycle,
-        "school_bus": False,
+        "school_bus": s.school_bus,
         "state": s.state,
-        **({"sha256": s.sha256, "states": meta["states"], "rolls": meta["rolls"], "top": meta["top"],
-            "within": meta["within"]} if s.state == "built" else {}),
+        **({"sha256": s.sha256, "states": meta.get("states", meta.get("nodes")), "rolls": meta["rolls"],
+            "top": meta["top"], "within": meta["within"]} if s.state == "built" else {}),
         **({"error": s.error} if s.error else {}),
     }
 
@@ -34,7 +34,7 @@ def solution_answer(s: solutions.SolutionStatus) -> dict[str, Any]:
 @bp.get("/v1/solutions")
 @uncached
 def get_solutions() -> Response:
-    response = jsonify({"solutions": [solution_answer(solutions.status(m, r)) for m, r in solutions.COMBINATIONS]})
+    response = jsonify({"solutions": [solution_answer(solutions.status(*c)) for c in solutions.COMBINATIONS]})
     response.headers["Cache-Control"] = "no-store"
     return response
 
@@ -42,9 +42,9 @@ def get_solutions() -> Response:
 @bp.get("/v1/solutions/<id>")
 @uncached
 def get_solution(id: str) -> Response:
-    for mode, recycle in solutions.COMBINATIONS:
-        if solutions.job_id(mode, recycle) == id:
-            response = jsonify(solution_answer(solutions.status(mode, recycle)))
+    for combination in solutions.COMBINATIONS:
+        if solutions.job_id(*combination) == id:
+            response = jsonify(solution_answer(solutions.status(*combination)))
             response.headers["Cache-Control"] = "no-store"
             return response
     raise ApiError(404, f"no solution job {id}")

@@ -27,26 +27,28 @@ def build(root: Path) -> None:
     from workers.solutions import COMBINATIONS
 
     env = {**os.environ, "ZOMBIE_ODDS_SOLUTIONS": str(root)}
-    print("| mode | recycle | CPU s | wall s | peak MiB | on disk MiB | states | top | within |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for mode, recycle in COMBINATIONS:
+    print("| mode | bus | recycle | CPU s | wall s | peak MiB | on disk MiB | states or nodes | top | within |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for mode, recycle, bus in COMBINATIONS:
         start = time.perf_counter()
         child = subprocess.Popen([sys.executable, "-m", "api.cli", "solutions", "build", "--quiet", "--mode", mode,
-                                  "--variant", recycle], env=env)
+                                  "--variant", recycle, "--school-bus" if bus else "--no-school-bus"], env=env)
         _, status, usage = os.wait4(child.pid, 0)  # this child's own CPU time and peak memory
         child.returncode = os.waitstatus_to_exitcode(status)
         if child.returncode:
             sys.exit(f"the build of {mode} ({recycle}) failed")
         wall = time.perf_counter() - start
         cpu = usage.ru_utime + usage.ru_stime
-        folder = next(root.glob(f"solution--{mode}--{recycle}--*"))
-        size = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
         os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
-        from workers.solutions import status
+        from workers.solutions import solution_key, status
 
-        meta = status(mode, recycle).meta
-        print(f"| {mode} | {recycle} | {cpu:.1f} | {wall:.1f} | {usage.ru_maxrss / 1024:.0f} | {size:.0f} | "
-              f"{meta['states']:,} | {meta['top']} | {meta['within']:.1e} |", flush=True)
+        folder = root / solution_key(mode, recycle, bus).name
+        size = sum(f.stat().st_size for f in folder.iterdir()) / 2**20
+        meta = status(mode, recycle, bus).meta
+        peak = usage.ru_maxrss / 1024
+        print(f"| {mode} | {'yes' if bus else 'no'} | {recycle} | {cpu:.1f} | {wall:.1f} | {peak:.0f} | {size:.0f} |"
+              f" {meta.get('states', meta.get('nodes')):,} | {meta['top']} | {meta['within']:.1e} |",
+              flush=True)
 
 
 def answers(root: Path, count: int) -> None:
@@ -60,12 +62,13 @@ def answers(root: Path, count: int) -> None:
     missing = [c for c, t in turns.items() if t is None]
     if missing:
         sys.exit(f"not built: {missing} (run `zombie-odds solutions build` with ZOMBIE_ODDS_SOLUTIONS={root})")
-    asked = [(c, random_position(c[0], rng, recycle=c[1])) for c in (rng.choice(COMBINATIONS) for _ in range(count))]
+    asked = [(c, random_position(c[0], rng, recycle=c[1], school_bus=c[2]))
+             for c in (rng.choice(COMBINATIONS) for _ in range(count))]
     times: dict[str, list[float]] = {}
-    for (mode, recycle), position in asked:
+    for (mode, recycle, bus), position in asked:
         start = time.perf_counter()
-        stored_odds(position, turns[(mode, recycle)])
-        times.setdefault(mode, []).append(time.perf_counter() - start)
+        stored_odds(position, turns[(mode, recycle, bus)])
+        times.setdefault(f"{mode}{', bus' if bus else ''}", []).append(time.perf_counter() - start)
     print("| mode | positions | p50 ms | p99 ms | max ms |")
     print("|---|---|---|---|---|")
     every = []

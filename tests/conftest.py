@@ -46,15 +46,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.xdist_group(TOGETHER.get(item.path.name, item.path.stem)))
 
 
-# The stored solutions the API answers from, built once per test run; the sequel's second variant (15 s and 2.4 GB
-# more) by the tests that ask for it: `sequel_solutions`.
+# The stored solutions the API answers from, built once per test run: every mode without the bus but the sequel's
+# second variant (15 s and 2.4 GB more, by the tests that ask for it: `sequel_solutions`), and with the bus the base
+# game's both variants and the Double Feature modes' first (45 s each; the other variant's arrays differ only in
+# the rolls that recycle, tested in the base game and by tests/test_bus_solutions.py).
 SOLUTION_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
+SOLUTION_BUILDS = (
+    (("original", "big-summer-action-movie", "santa-claus-meets-the-zombies"), (), "--no-school-bus"),
+    (("direct-to-video-sequel",), ("before-draw",), "--no-school-bus"),
+    (("original",), (), "--school-bus"),
+    (("big-summer-action-movie",), ("before-draw",), "--school-bus"),
+    (("santa-claus-meets-the-zombies",), ("before-draw",), "--school-bus"),
+)
 
 
-def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...] = ()) -> None:
+def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...] = (), *flags: str) -> None:
     """Build solutions into `ZOMBIE_ODDS_SOLUTIONS` with the CLI, in a child process (that keeps their memory)."""
-    flags = [flag for mode in modes for flag in ("--mode", mode)]
-    flags += [flag for variant in variants for flag in ("--variant", variant)]
+    flags = (*flags, *(flag for mode in modes for flag in ("--mode", mode)))
+    flags += tuple(flag for variant in variants for flag in ("--variant", variant))
     subprocess.run([sys.executable, "-m", "api.cli", "solutions", "build", "--quiet", *flags], check=True,
                    env=os.environ.copy())
 
@@ -62,12 +71,14 @@ def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...] = ()) -> N
 @pytest.fixture(scope="session", autouse=True)
 def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """A solutions folder for the whole run (shared by pytest-xdist's processes: a build holds its lock, so each
-    solution is built once), named by `ZOMBIE_ODDS_SOLUTIONS`: tests that point the store elsewhere keep it."""
+    solution is built once; the second process takes them in the reverse order, so the two build side by side),
+    named by `ZOMBIE_ODDS_SOLUTIONS`: tests that point the store elsewhere keep it."""
     base = tmp_path_factory.getbasetemp()
     root = (base if worker_id == "master" else base.parent) / "solutions"
     os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
-    build_solutions(SOLUTION_MODES[:-1])
-    build_solutions(SOLUTION_MODES[-1:], ("before-draw",))
+    builds = SOLUTION_BUILDS if worker_id in ("master", "gw0") else SOLUTION_BUILDS[::-1]
+    for modes, variants, bus in builds:
+        build_solutions(modes, variants, bus)
     return root
 
 

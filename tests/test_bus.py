@@ -378,9 +378,9 @@ def test_passes_read_the_blocks_before_the_first_cycle_from_the_first(rooted):
     for _ in range(whole.passes):
         full = bus_sweep(table, objective, whole.top, stop, back)
         fast = bus_sweep(table, objective, whole.top, stop, back, None, settled)
-        assert np.array_equal(full[2], fast[2]) and np.array_equal(full[3], fast[3])
-        assert all(np.array_equal(a, b) for a, b in zip(full[0] + full[1], fast[0] + fast[1]))
-        back, settled = fast[3], fast[4]
+        assert np.array_equal(full[3], fast[3]) and np.array_equal(full[4], fast[4])
+        assert all(np.array_equal(a, b) for a, b in zip(full[0] + full[1] + full[2], fast[0] + fast[1] + fast[2]))
+        back, settled = fast[4], fast[5]
     assert (settled is None) == (not any(table.cyclic))
 
 

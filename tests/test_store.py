@@ -94,7 +94,7 @@ def test_arrays_round_trip_memory_mapped_and_read_only(tmp_path):
     digest = store.put_arrays(ARRAYS, {"top": 3}, {"a": np.arange(10), "b": np.linspace(0, 1, 5)})
     meta, arrays, etag = Store(tmp_path).get_arrays(ARRAYS)
     assert meta == {"top": 3} and etag == digest
-    assert isinstance(arrays["a"], np.memmap) and arrays["a"].tolist() == list(range(10))
+    assert isinstance(arrays["a"].base, np.memmap) and arrays["a"].tolist() == list(range(10))
     with pytest.raises(ValueError):
         arrays["b"][0] = 7  # mapped read-only: no process can change what the others read
     assert store.writes(ARRAYS) == 1 and list(store.keys()) == []  # (array entries are not JSON entries)

@@ -1,4 +1,5 @@
-"""Stored turn solutions (analysis/solutions.py): built once per mode and recycle variant, mapped by every process.
+"""Stored turn solutions (analysis/solutions.py): built once per mode, School Bus or not and recycle variant, mapped
+by every process.
 
 A solution is one array entry of the store (`Store.put_arrays`): every server process maps its files
 read-only, so N gunicorn workers share one copy in the page cache. Who builds it:
@@ -32,7 +33,7 @@ from celery import shared_task
 
 from analysis.dice import MODES
 from analysis.position import RECYCLE_VARIANTS
-from analysis.solutions import StoredTurn, build
+from analysis.solutions import UNSOLVED, build, stored_turn
 
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
 from .tasks import store as shared_store
@@ -42,8 +43,10 @@ __all__ = ["COMBINATIONS", "SolutionStatus", "solution_key", "job_id", "load", "
 
 log = logging.getLogger(__name__)
 
-# Every combination a solution is stored for, the base game first (it is built first at start-up).
-COMBINATIONS = tuple((mode, recycle) for mode in MODES for recycle in RECYCLE_VARIANTS)
+# Every combination a solution is stored for, (mode, recycle, school_bus): the base game first (it is built first at
+# start-up), the School Bus after every mode without it.
+COMBINATIONS = tuple((mode, recycle, bus) for bus in (False, True) for mode in MODES for recycle in RECYCLE_VARIANTS
+                     if (mode, bus) not in UNSOLVED)
 QUEUED_FOR = 600  # seconds a queued build may wait for a worker before a request submits it again (a no-op if done)
 
 
@@ -54,22 +57,22 @@ def store() -> Store:
     return Store(root) if root else shared_store()
 
 
-def solution_key(mode: str, recycle: str) -> Key:
-    return Key("solution", mode, recycle, 1)
+def solution_key(mode: str, recycle: str, bus: bool = False) -> Key:
+    return Key("solution", mode, recycle, 1, tag="bus" if bus else "")
 
 
-def job_id(mode: str, recycle: str) -> str:
-    return f"solution-{mode}-{recycle}-v{ENGINE_VERSION}"
+def job_id(mode: str, recycle: str, bus: bool = False) -> str:
+    return f"solution-{mode}{'-bus' if bus else ''}-{recycle}-v{ENGINE_VERSION}"
 
 
-_loaded: dict[str, tuple[str, StoredTurn]] = {}  # folder -> (its manifest's digest, the solution mapped)
+_loaded: dict[str, tuple[str, Any]] = {}  # folder -> (its manifest's digest, the solution mapped)
 _loaded_lock = threading.Lock()
 
 
-def load(mode: str, recycle: str) -> StoredTurn | None:
-    """The stored solution, mapped (checked against its checksums once per process and per version); None if it
-    is not built (or was found corrupt: moved aside, to be built again)."""
-    key = solution_key(mode, recycle)
+def load(mode: str, recycle: str, bus: bool = False) -> Any:
+    """The stored solution (`analysis.solutions.stored_turn`), mapped (checked against its checksums once per
+    process and per version); None if it is not built (or was found corrupt: moved aside, to be built again)."""
+    key = solution_key(mode, recycle, bus)
     shelf = store()
     folder = str(shelf.root / key.name)
     with _loaded_lock:
@@ -84,7 +87,7 @@ def load(mode: str, recycle: str) -> StoredTurn | None:
         if entry is None:
             return None
         meta, arrays, digest = entry
-        turn = StoredTurn(meta, arrays)
+        turn = stored_turn(meta, arrays)
         _loaded[folder] = (digest, turn)
         return turn
 
@@ -103,31 +106,33 @@ def forget_caches() -> None:
     from analysis import policy, table
 
     table._whole_table.cache_clear()
+    table._bus_whole.cache_clear()
     policy._solve_whole.cache_clear()
+    policy._bus_solve_whole.cache_clear()
 
 
-def build_and_store(mode: str, recycle: str) -> str:
+def build_and_store(mode: str, recycle: str, bus: bool = False) -> str:
     """Build one solution and store it, unless it is stored; returns its digest. Holds the solution's lock."""
-    key = solution_key(mode, recycle)
+    key = solution_key(mode, recycle, bus)
     shelf = store()
     with shelf.lock(key):
         if shelf.has_arrays(key):
             return _manifest_digest(shelf.root / key.name) or ""
         try:
-            meta, arrays = build(mode, recycle)
+            meta, arrays = build(mode, recycle, bus)
             digest = shelf.put_arrays(key, meta, arrays)
         except Exception as e:
-            _record(mode, recycle, "failed", error=f"{type(e).__name__}: {e}")
+            _record(mode, recycle, bus, "failed", error=f"{type(e).__name__}: {e}")
             raise
         finally:
             forget_caches()
-        shelf.remove(JobKey(job_id(mode, recycle)))
+        shelf.remove(JobKey(job_id(mode, recycle, bus)))
         return digest
 
 
-def _record(mode: str, recycle: str, state: str, **extra: Any) -> None:
-    store().put(JobKey(job_id(mode, recycle)), {"mode": mode, "recycle": recycle, "state": state,
-                                                "updated": time.time(), **extra})
+def _record(mode: str, recycle: str, bus: bool, state: str, **extra: Any) -> None:
+    store().put(JobKey(job_id(mode, recycle, bus)), {"mode": mode, "recycle": recycle, "school_bus": bus,
+                                                     "state": state, "updated": time.time(), **extra})
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,7 @@ class SolutionStatus:
 
     mode: str
     recycle: str
+    school_bus: bool
     state: str
     job: str
     sha256: str | None = None
@@ -144,65 +150,65 @@ class SolutionStatus:
     error: str | None = None
 
 
-def status(mode: str, recycle: str) -> SolutionStatus:
-    key, job = solution_key(mode, recycle), job_id(mode, recycle)
+def status(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
+    key, job = solution_key(mode, recycle, bus), job_id(mode, recycle, bus)
     shelf = store()
     if shelf.has_arrays(key):
         digest = _manifest_digest(shelf.root / key.name)
-        turn = load(mode, recycle)
+        turn = load(mode, recycle, bus)
         if turn is not None:
-            return SolutionStatus(mode, recycle, "built", job, digest, dict(turn.meta))
+            return SolutionStatus(mode, recycle, bus, "built", job, digest, dict(turn.meta))
     if held(shelf.root / "locks" / f"{key.name}.lock"):
-        return SolutionStatus(mode, recycle, "building", job)
+        return SolutionStatus(mode, recycle, bus, "building", job)
     if held(_builder_lock_path()) or _building_here():
-        return SolutionStatus(mode, recycle, "queued", job)
+        return SolutionStatus(mode, recycle, bus, "queued", job)
     try:
         entry = shelf.get(JobKey(job))
     except CorruptEntry:
         entry = None
     record = entry[0] if entry else {}
     if record.get("state") == "failed":
-        return SolutionStatus(mode, recycle, "failed", job, error=record.get("error"))
+        return SolutionStatus(mode, recycle, bus, "failed", job, error=record.get("error"))
     if record.get("state") == "queued" and time.time() - record.get("updated", 0) < QUEUED_FOR:
-        return SolutionStatus(mode, recycle, "queued", job)
-    return SolutionStatus(mode, recycle, "missing", job)
+        return SolutionStatus(mode, recycle, bus, "queued", job)
+    return SolutionStatus(mode, recycle, bus, "missing", job)
 
 
-def submit(mode: str, recycle: str) -> SolutionStatus:
+def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
     """Have the solution built unless it is built or on its way: by a Celery worker with `REDIS_URL`, else by
     this server's background builder. Its status either way."""
     from .celery_app import app
 
-    now = status(mode, recycle)
+    now = status(mode, recycle, bus)
     if now.state in ("built", "building", "queued"):
         return now
     if app.conf.task_always_eager:
-        build_in_background((mode, recycle))
-        return SolutionStatus(mode, recycle, "queued", now.job)
-    _record(mode, recycle, "queued")
-    build_solution.delay(mode, recycle)
-    return status(mode, recycle)
+        build_in_background((mode, recycle, bus))
+        return SolutionStatus(mode, recycle, bus, "queued", now.job)
+    _record(mode, recycle, bus, "queued")
+    build_solution.delay(mode, recycle, bus)
+    return status(mode, recycle, bus)
 
 
 @shared_task(acks_late=True)
-def build_solution(mode: str, recycle: str) -> str:
+def build_solution(mode: str, recycle: str, bus: bool = False) -> str:
     """Celery: build and store one solution (a no-op if it is stored)."""
-    return build_and_store(mode, recycle)
+    return build_and_store(mode, recycle, bus)
 
 
 BUILDER = "solutions-builder"  # the background builder's lock, under the store's locks/
 
 
-def build_in_background(first: tuple[str, str] | None = None) -> None:
+def build_in_background(first: tuple[str, str, bool] | None = None) -> None:
     """Start the background builder unless one runs (in any process sharing the store): a child process
     (``python -m workers.solutions``) that builds every missing solution, `first` first and then the base game
     first, one at a time, so that no server process keeps the memory a build takes. It holds the builder's lock
     while it lives, which is how every process knows the missing solutions are queued."""
     if held(_builder_lock_path()) or _building_here():
         return
-    _children.append(subprocess.Popen([sys.executable, "-c", "import sys; from workers.solutions import build_missing; "
-                      "build_missing(tuple(sys.argv[1:]))", *(first or ())], env=os.environ.copy(),
-                     stdin=subprocess.DEVNULL, start_new_session=True))
+    code = "import sys; from workers.solutions import build_missing; build_missing(tuple(sys.argv[1:]))"
+    _children.append(subprocess.Popen([sys.executable, "-c", code, *(str(part) for part in first or ())],
+                                      env=os.environ.copy(), stdin=subprocess.DEVNULL, start_new_session=True))
 
 
 _children: list[subprocess.Popen] = []  # the builders this process started (kept, so that each is reaped)
@@ -221,21 +227,21 @@ def _builder_lock_path() -> Path:
 
 
 def build_missing(first: tuple[str, ...] = ()) -> None:
-    """The background builder's work (`build_in_background`): nothing if another builder holds the lock."""
+    """The background builder's work (`build_in_background`): nothing if another builder holds the lock. `first`:
+    (mode, recycle, "True" or "False"), as a command line gives them."""
     fd = try_lock(_builder_lock_path())
     if fd is None:
         return
     try:
-        order = [tuple(first)] if first else []
-        for mode, recycle in dict.fromkeys([*order, *COMBINATIONS]):
-            if not store().has_arrays(solution_key(mode, recycle)):
+        order = [(first[0], first[1], first[2] == "True")] if first else []
+        for mode, recycle, bus in dict.fromkeys([*order, *COMBINATIONS]):
+            if not store().has_arrays(solution_key(mode, recycle, bus)):
                 try:
-                    build_and_store(mode, recycle)
+                    build_and_store(mode, recycle, bus)
                 except Exception:
-                    log.exception("building the solution of %s (%s) failed", mode, recycle)
+                    log.exception("building the solution of %s (%s, School Bus %s) failed", mode, recycle, bus)
     finally:
         os.close(fd)
-
 
 
 def submit_missing() -> None:
@@ -246,5 +252,5 @@ def submit_missing() -> None:
     if missing and app.conf.task_always_eager:
         build_in_background()
     elif missing:
-        for mode, recycle in missing:
-            submit(mode, recycle)
+        for combination in missing:
+            submit(*combination)

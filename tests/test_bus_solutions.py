@@ -1,0 +1,143 @@
+"""analysis/bus_solutions.py: stored School Bus solutions against the exact engine, their test oracle."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from analysis import Position
+from analysis.bus_solutions import StoredBusTurn
+from analysis.exact import exact_bus_turn
+from analysis.odds import stored_odds
+from analysis.policy import Objective
+from analysis.position import BusState, DiceState
+from analysis.roll import legal_actions, next_roll
+from analysis.simulate import random_position
+from analysis.table import bus_table_for
+from workers import solutions
+
+EXPECTED = Objective()
+
+
+def stored(mode: str, recycle: str = "before-draw") -> StoredBusTurn:
+    """The session's stored solution (tests/conftest.py builds it), mapped as a server maps it."""
+    turn = solutions.load(mode, recycle, True)
+    assert isinstance(turn, StoredBusTurn)
+    return turn
+
+
+def positions(mode: str, count: int, seed: int, recycle: str = "before-draw") -> list[Position]:
+    """School Bus positions reached by play, distinct."""
+    rng = random.Random(seed)
+    seen: dict[Position, None] = {}
+    while len(seen) < count:
+        seen.setdefault(random_position(mode, rng, recycle, school_bus=True))
+    return list(seen)
+
+
+def agree(turn: StoredBusTurn, exact, i: int, j: int, score: int) -> None:
+    """Every action's float value within the bound of the exact one; the decision the exact one or ``tie``."""
+    floats = turn.action_values(i, score)
+    fractions = exact.action_values(j, score)
+    assert set(floats) == set(fractions)
+    for action, value in floats.items():
+        assert abs(value - float(fractions[action])) <= turn.within, (action, score)
+    decision = turn.decision(floats)
+    assert decision == exact.decision(j, score) or decision == "tie"
+
+
+@pytest.mark.parametrize("recycle", ["before-draw", "draw-then-recycle"])
+def test_base_game_values_are_within_their_bound_of_the_exact_ones(recycle: str) -> None:
+    turn = stored("original", recycle)
+    exact = exact_bus_turn("original", recycle, EXPECTED)
+    index = bus_table_for("original", recycle).index
+    for position in positions("original", 25, seed=3, recycle=recycle):
+        agree(turn, exact, turn.index(position.bus_state), index[position.bus_state], position.score)
+
+
+@pytest.mark.parametrize("mode", ["original", "big-summer-action-movie", "santa-claus-meets-the-zombies"])
+def test_values_and_distributions_near_the_end_of_a_turn_match_the_exact_ones(mode: str) -> None:
+    """The exact engine solves a position over the nodes it reaches (rooted): cheap two shotguns in, so that is
+    where floats and fractions are held side by side, score distributions included (Big Summer's rescues and
+    YIELD make cycles through lower scores; Santa's helmet caps the turn)."""
+    turn = stored(mode)
+    checked = 0
+    for position in positions(mode, 600, seed=4):
+        state = position.bus_state
+        if position.state.shotgun_count + state.shotguns < 2 or position.state.effects or position.turn_start:
+            continue
+        exact = exact_bus_turn(mode, "before-draw", EXPECTED, state)
+        i, score = turn.index(state), position.score
+        agree(turn, exact, i, 0, score)
+        for action, c in turn.actions(i).items():
+            floats, bound = turn.score_distribution(c, score)
+            fractions = exact.score_distribution(0, score, action)
+            assert max(abs(floats.get(k, 0.0) - float(q)) for k, q in fractions.items()) <= bound
+            assert set(floats) <= set(fractions)
+        checked += 1
+        if checked == 8:
+            break
+    assert checked == 8
+
+
+def test_the_turn_start_distribution_is_the_turn_start_value() -> None:
+    """The stored turn start's distribution sums to one and its mean is the turn start's value, within bounds."""
+    turn = stored("original")
+    start = turn.actions(0)["roll"]
+    distribution, bound = turn.score_distribution(start, 0)
+    assert abs(sum(distribution.values()) - 1) <= len(distribution) * bound
+    mean = sum(k * p for k, p in distribution.items())
+    assert abs(mean - turn.chance_value(start, 0)) <= turn.within + 30 * len(distribution) * bound
+    exact = exact_bus_turn("original", "before-draw", EXPECTED)
+    assert abs(turn.chance_value(start, 0) - float(exact.action_values(0, 0)["roll"])) <= turn.within
+
+
+def test_the_bound_is_certified_not_fitted() -> None:
+    """The bound follows from the table and the solve (module docstring); with rescues' cycles the solver's
+    certificate is part of it."""
+    turn = stored("original")
+    assert 1e-12 < turn.within < 1e-5
+    assert turn.meta["distribution_within"] < 1e-8
+
+
+@pytest.mark.parametrize("mode", ["original", "big-summer-action-movie", "santa-claus-meets-the-zombies"])
+def test_positions_after_a_recycle_and_before_one_are_answered(mode: str) -> None:
+    """The cup ran out (the brains noted: `banked`), or is about to on the next roll: every action valued, the
+    distribution a distribution."""
+    turn = stored(mode)
+    rng = random.Random(5)
+    found = {"after": 0, "before": 0}
+    for _ in range(4000):
+        position = random_position(mode, rng, school_bus=True, go_on=0.97)
+        rolls = [a for a in legal_actions(position.game_mode, position.bus_state) if a != "stop"]
+        before = any(next_roll(position, a).recycles for a in rolls)
+        kind = "after" if position.banked else "before" if before else None
+        if kind is None or found[kind] == 3:
+            continue
+        odds = stored_odds(position, turn)
+        assert abs(sum(odds.score_distribution.values()) - 1) < 1e-9
+        assert odds.decision.action in (*odds.decision.actions, "tie")
+        found[kind] += 1
+        if min(found.values()) == 3:
+            break
+    assert found == {"after": 3, "before": 3}
+
+
+def test_an_unreachable_position_has_no_index() -> None:
+    turn = stored("original")
+    empty = (0, 0, 0)
+    assert turn.index(BusState(DiceState(empty, empty, (0, 0, 3)))) is None  # a bust: no node
+    assert turn.index(BusState(DiceState(empty, empty, empty))) == 0
+    assert turn.index(Position(school_bus=True, brains=("green",) * 6, riding=True).bus_state) is not None
+
+
+def test_decisions_that_stop_are_worth_their_score_and_tyre_nodes_their_best_choice() -> None:
+    turn = stored("original")
+    a = turn.arrays
+    tyre = np.flatnonzero(a["kind"] == 2)[:50]
+    for i in tyre.tolist():
+        options = a["opt_to"][a["opt_ptr"][i]:a["opt_ptr"][i + 1]]
+        assert turn.values(np.array([i]), 3)[0] == turn.values(options, 3).max()
+    assert turn.values(np.array([0]), 400)[0] > 400 - 1e-9 or not turn.can_stop(0)
