@@ -123,9 +123,9 @@ class Server:
     def __init__(self, tmp: Path, *args: str, env: dict[str, str] | None = None):
         self.port, self.home = free_port(), tmp
         self.url = f"http://127.0.0.1:{self.port}"
-        environ = {**os.environ, "HOME": str(tmp), "ZOMBIE_ODDS_STORE": str(tmp / "store"), **(env or {})}
+        environ = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        environ.update({"HOME": str(tmp), "ZOMBIE_ODDS_STORE": str(tmp / "store"), **(env or {})})
         environ.pop("XDG_RUNTIME_DIR", None)  # gunicorn's default control socket is then ~/.gunicorn/gunicorn.ctl
-        environ.pop("REDIS_URL", None)
         self.process = subprocess.Popen([ZOMBIE_ODDS, "serve", "--port", str(self.port), *args], env=environ,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
@@ -267,3 +267,20 @@ def test_a_long_url_within_gunicorns_limit_reaches_the_application(busy_server: 
     status, headers, body, _ = get(busy_server.url + "/v1/odds?footprints=" + ",".join(["x"] * 3000), 30)
     assert status == 422 and headers["Content-Type"] == "application/problem+json", body[:300]
     assert len(body) < 10_000 and json.loads(body)["errors_omitted"] > 0
+
+
+def test_a_server_whose_redis_is_down_starts_and_says_so(tmp_path: Path) -> None:
+    """`serve` with `REDIS_URL` naming a Redis that does not answer starts (it died at start), answers `/healthz`
+    and what needs no job, and a question whose solution is missing is a 503 with `Retry-After` that says the job
+    queue cannot be reached, never a job recorded as queued that no queue holds."""
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "ZOMBIE_ODDS_SOLUTIONS": str(tmp_path / "none")}
+    server = Server(tmp_path, "--workers", "1", env=env)
+    try:
+        assert get(server.url + "/v1/modes")[0] == 200
+        for _ in range(2):
+            status, headers, body, _ = get(server.url + "/v1/odds?footprints=green,red&brains=green&shotguns=red")
+            assert status == 503 and headers["Retry-After"] and b"job queue cannot be reached" in body, body
+    finally:
+        server.stop()
+    assert "the job queue cannot be reached" in "".join(server.lines)
+    assert not list((tmp_path / "none").glob("job--*"))

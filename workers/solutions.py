@@ -185,12 +185,14 @@ def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
     if app.conf.task_always_eager:
         build_in_background((mode, recycle, bus))
         return SolutionStatus(mode, recycle, bus, "queued", now.job)
-    _record(mode, recycle, bus, "queued")
+    with app.connection_for_write() as connection:  # a queue that cannot be reached raises here, recording nothing
+        connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.1, interval_max=0.1)
     build_solution.delay(mode, recycle, bus)
+    _record(mode, recycle, bus, "queued")
     return status(mode, recycle, bus)
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=True, ignore_result=True)  # (its status is the store's: no result to wait for or subscribe to)
 def build_solution(mode: str, recycle: str, bus: bool = False) -> str:
     """Celery: build and store one solution (a no-op if it is stored)."""
     return build_and_store(mode, recycle, bus)
