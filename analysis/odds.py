@@ -31,7 +31,8 @@ from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
 from .policy import BusSolution, Objective, bus_solve, parse_objective, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
-from .solutions import UNSOLVED, StoredTurn
+from .solutions import StoredTurn
+from .stored import UNSOLVED
 from .table import bus_table_for, table_for
 
 __all__ = ["Odds", "Decision", "GiveUp", "odds", "stored_odds", "stored_solution", "EXACT_MODES", "TurnStartTooLarge",

@@ -44,23 +44,14 @@ from .policy import Objective, solve
 from .position import DiceState
 from .table import state_code, table_for
 
-__all__ = ["StoredTurn", "build", "stored_turn", "PRUNE", "CAP_EFFECT", "UNSOLVED"]
+__all__ = ["StoredTurn", "build", "PRUNE", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
 PRUNE = 1e-15  # a mass this small is dropped from a flowing distribution (and counted in its bound)
 CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
-# (mode, School Bus) whose whole turn is not solved here, and why: their positions are answered as before stored
-# solutions, exactly near the end of a turn.
-UNSOLVED = {("direct-to-video-sequel", True): "its School Bus turn's table alone passes 10 GB (over 4 million nodes)"}
 
-
-def build(mode: str, recycle: str, school_bus: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
-    """Solve a mode's whole turn for expected brains: (meta, arrays), the meta as JSON values (with the School Bus:
-    `bus_solutions.build`)."""
-    if school_bus:
-        from . import bus_solutions
-
-        return bus_solutions.build(mode, recycle)
+def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """Solve a mode's whole turn for expected brains: (meta, arrays), the meta as JSON values."""
     table = table_for(mode, recycle)
     solution = solve(mode, recycle, Objective())
     n = len(table)
@@ -105,15 +96,6 @@ def build(mode: str, recycle: str, school_bus: bool = False) -> tuple[dict, dict
     arrays["start_probabilities"] = np.array(list(start.values()))
     meta["start_within"] = bound
     return meta, arrays
-
-
-def stored_turn(meta: Mapping, arrays: Mapping[str, np.ndarray]):
-    """The stored solution `build` made, read from `arrays`: a `StoredTurn`, or a `bus_solutions.StoredBusTurn`."""
-    if meta.get("school_bus"):
-        from .bus_solutions import StoredBusTurn
-
-        return StoredBusTurn(meta, arrays)
-    return StoredTurn(meta, arrays)
 
 
 @dataclass(frozen=True, eq=False)

@@ -53,7 +53,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.from_mapping(config or {})
     # Checking responses against the spec costs latency, so it is on in tests and off in production.
     app.config.setdefault("VALIDATE_RESPONSES", app.testing)
-    # An odds answer that took this many seconds is stored for every worker (api.odds.shared_answer); off under
+    # An odds answer that took this many seconds is stored for every worker (api.answers.shared_answer); off under
     # TESTING, where a test that wants it sets it and its own store.
     app.config.setdefault("SHARE_ANSWERS_AFTER", None if app.testing else 1.0)
     app.json.sort_keys = False  # keep answers in the order the spec documents them

@@ -6,7 +6,7 @@
     zombie-odds tables build --mode original
     zombie-odds answers warm --mode santa-claus-meets-the-zombies
 
-`odds` builds its position with the HTTP API's own functions (odds.position_from, odds.answer_for),
+`odds` builds its position with the HTTP API's own functions (answers.position_from, odds.answer_for),
 so both say the same thing and refuse the same positions; an impossible position prints a
 `--option: reason` line per fault (the API's field named by its option) and exits with status 2, like
 any other usage error. Its answer is short (a few lines of the score distribution); `--verbose` has
@@ -35,8 +35,9 @@ from workers.store import ENGINE_VERSION
 from workers.tables import QUEUE_ERRORS, join, status, submit
 from workers.tasks import store
 
+from .answers import EXPANSION_FIELDS, answer_key, position_from, shared_answer
 from .errors import ApiError, FieldError
-from .odds import EXPANSION_FIELDS, answer_for, answer_key, position_from, shared_answer
+from .odds import answer_for
 from .spec import objective_fault
 from .tables import TABLE_MODES
 
@@ -363,7 +364,7 @@ def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | N
         try:
             with app.app_context():
                 shared_answer(position, objective)
-        except ApiError as e:  # a turn start the server refuses (api.odds.too_large)
+        except ApiError as e:  # a turn start the server refuses (api.answers.too_large)
             click.echo(f"{label}: skipped ({'; '.join(f'{f.field}: {f.reason}' for f in e.errors)})")
             continue
         click.echo(f"{label}: stored in {time.perf_counter() - start:.1f} s")

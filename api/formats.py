@@ -1,6 +1,6 @@
 """Spreadsheet forms of an answer: a CSV table and single plain-text values.
 
-Both are rendered from the JSON answer (odds.answer), never from the engine, so every form says
+Both are rendered from the JSON answer (answers.answer), never from the engine, so every form says
 the same thing. They are made for Google Sheets' IMPORTDATA and Excel's WEBSERVICE, whose results
 are capped at 32,767 characters: so the CSV carries floats only (exact fractions can run to
 hundreds of digits each), and `key,value` rows, so that `VLOOKUP("bust", IMPORTDATA(url), 2, FALSE)`
@@ -34,7 +34,7 @@ def rows(answer: dict[str, Any]) -> list[tuple[str, object]]:
         ("brains", " ".join(position["brains"])),
         ("shotguns", " ".join(position["shotguns"])),
         ("banked", position["banked"]),
-        # Double Feature and School Bus only: the other fields of the position (odds.EXPANSION_FIELDS, BUS_FIELDS)
+        # Double Feature and School Bus only: the other fields of the position (answers.EXPANSION_FIELDS, BUS_FIELDS)
         *((k, _cell(v)) for k, v in position.items() if k not in BASE_FIELDS),
         ("recycle", position["recycle"]),
         ("score", position["score"]),

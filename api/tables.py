@@ -38,7 +38,7 @@ from workers.tables import (
 )
 from workers.tasks import store, table_key
 
-from . import odds
+from . import answers
 from .cache import uncached
 from .errors import ApiError
 
@@ -330,7 +330,7 @@ def _asked(name: str) -> bool:
 def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     """The /v1/odds answer whose decision is by probability of winning the game (schema `Odds`).
 
-    The position and its next roll are rendered by odds.answer, as in every answer; the decision
+    The position and its next roll are rendered by answers.answer, as in every answer; the decision
     comes from the stored table; `turn` (the score distribution of an expected-brains policy) is left
     out, and `game` says which table decided. A table not stored yet: 503, and its job is started.
     """
@@ -340,7 +340,7 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
                                               "probability of winning; leave objective out, or ask win"))
     position, game = None, None
     try:
-        position = odds.position_from({**values, "objective": "expected-brains"})[0]
+        position = answers.position_from({**values, "objective": "expected-brains"})[0]
     except ApiError as e:
         errors = e.errors + errors
     if position is not None and position.mode not in TABLE_MODES:
@@ -371,9 +371,9 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     except PositionError as e:
         raise ApiError(422, "impossible position: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
                        e.errors) from None
-    # odds.answer renders the position and its next roll; its decision and turn are replaced below
+    # answers.answer renders the position and its next roll; its decision and turn are replaced below
     placeholder = Decision("roll", parse_objective("expected-brains"), Fraction(0), Fraction(0))
-    result = odds.answer(Odds(position, next_roll(position), placeholder, {}))
+    result = answers.answer(Odds(position, next_roll(position), placeholder, {}))
     result["decision"] = {"action": advice.action, "objective": "win", "roll": {"value": advice.roll},
                           "stop": {"value": advice.stop}}
     if advice.cost is not None:

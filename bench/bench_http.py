@@ -5,11 +5,11 @@ Usage: python bench/bench_http.py [--seconds 60] [--connections 64] [--workers 2
 
 Needs `wrk` (Debian package `wrk`). The stored solutions are built into DIR first (a new temporary folder by
 default; a solution already there is not built again). The load asks `--positions` distinct positions, drawn by
-simulated play across every mode and recycle variant (analysis.simulate.random_position), each once per pass
-(far more than the server's response cache holds: every answer is read from the mapped solutions). Rate limits
-are off for the run (it measures answers, not the limiter). Both servers run gunicorn with the same number of
-workers on 127.0.0.1, and the load stops by itself after `--seconds`. Each odds worker's RSS, PSS and private
-memory (/proc/PID/smaps_rollup) are read before and after the load.
+simulated play (analysis.simulate.random_position) across every stored solution (mode, recycle, School Bus),
+each once per pass (far more than the server's response cache holds: every answer is read from the mapped
+solutions). Rate limits are off for the run (it measures answers, not the limiter). Both servers run gunicorn
+with the same number of workers on 127.0.0.1, and the load stops by itself after `--seconds`. Each odds
+worker's RSS, PSS and private memory (/proc/PID/smaps_rollup) are read before and after the load.
 """
 
 from __future__ import annotations
@@ -53,6 +53,14 @@ def url(position) -> str:
     for name in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "effects", "kept_out"):
         if getattr(position, name):
             fields[name] = ",".join(getattr(position, name))
+    if position.school_bus:
+        fields["school_bus"] = "true"
+        for name in ("bus_brains", "bus_shotguns"):
+            if getattr(position, name):
+                fields[name] = getattr(position, name)
+        for name in ("riding", "bus_out"):
+            if getattr(position, name):
+                fields[name] = "true"
     return "/v1/odds?" + "&".join(f"{k}={v}" for k, v in fields.items())
 
 
@@ -117,8 +125,8 @@ def main() -> None:
            "ZOMBIE_ODDS_RATELIMIT_ENABLED": "false", "ZOMBIE_ODDS_STORE": tempfile.mkdtemp(prefix="store-")}
     subprocess.run([str(bin_dir / "zombie-odds"), "solutions", "build", "--quiet"], env=env, check=True)
     rng = random.Random(25)
-    paths = list(dict.fromkeys(url(random_position(m, rng, recycle=v))
-                               for m, v in (rng.choice(COMBINATIONS) for _ in range(args.positions))))
+    paths = list(dict.fromkeys(url(random_position(m, rng, recycle=v, school_bus=bus))
+                               for m, v, bus in (rng.choice(COMBINATIONS) for _ in range(args.positions))))
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as listing:
         listing.write("\n".join(paths) + "\n")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:

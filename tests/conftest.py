@@ -27,7 +27,7 @@ from werkzeug.serving import make_server
 
 from analysis import Position
 from api import create_app
-from api.odds import compute
+from api.answers import compute
 
 # Test modules run in one process together where they share a costly result of the process's caches: both of
 # these solve the base game's whole School Bus turn exactly (80 s each in separate processes).

@@ -526,10 +526,10 @@ def test_two_workers_asked_one_answer_at_once_compute_it_once(tmp_path: Path, mo
     first stored, instead of computing it again (a Santa turn start: 4 to 20 minutes and GBs each)."""
     import threading
 
-    import api.odds
+    import api.answers
 
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
-    compute, calls, started = api.odds.compute, [], threading.Event()
+    compute, calls, started = api.answers.compute, [], threading.Event()
 
     def slow(*args: object) -> object:
         calls.append(args)
@@ -537,7 +537,7 @@ def test_two_workers_asked_one_answer_at_once_compute_it_once(tmp_path: Path, mo
         time.sleep(0.5)  # long enough for the second worker to ask meanwhile
         return compute(*args)
 
-    monkeypatch.setattr(api.odds, "compute", slow)
+    monkeypatch.setattr(api.answers, "compute", slow)
     workers = [create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client() for _ in range(2)]
     answers: list[dict] = []
     # (an objective that no stored solution answers: expected brains is read from one, never computed here)
@@ -555,19 +555,19 @@ def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: p
     """gunicorn's workers each keep their own caches: an answer that took `SHARE_ANSWERS_AFTER` seconds is put
     in the store, and another worker (another app, which cannot compute) serves it in every form; a copy that
     fails its checksum is moved aside and computed again; a quicker answer is not stored."""
-    import api.odds
+    import api.answers
     from analysis import Position
     from workers.store import Store
 
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
     # (an objective that no stored solution answers: expected brains is read from one, never computed here)
     store, query = Store(tmp_path), "footprints=green,red&brains=green&shotguns=red&objective=reach:3"
-    key = api.odds.answer_key(Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), "reach:3")
+    key = api.answers.answer_key(Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), "reach:3")
     expected = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client().get(f"/v1/odds?{query}").json
     assert store.get(key)[0] == expected and store.writes(key) == 1
 
-    compute = api.odds.compute
-    monkeypatch.setattr(api.odds, "compute", lambda *args: pytest.fail("computed again"))
+    compute = api.answers.compute
+    monkeypatch.setattr(api.answers, "compute", lambda *args: pytest.fail("computed again"))
     other = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client()
     assert other.post("/v1/odds", json={"footprints": ["green", "red"], "brains": ["green"],
                                         "shotguns": ["red"], "objective": "reach:3"}).json == expected
@@ -575,11 +575,11 @@ def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: p
     assert other.get(f"/v1/odds?{query}&format=csv").status_code == 200
 
     (tmp_path / f"{key.name}.json").write_text("{}")
-    monkeypatch.setattr(api.odds, "compute", compute)
+    monkeypatch.setattr(api.answers, "compute", compute)
     assert other.get(f"/v1/odds?{query}").json == expected
     assert (tmp_path / f"{key.name}.corrupt").exists() and store.get(key)[0] == expected and store.writes(key) == 2
 
     slow_only = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 60}).test_client()
     assert slow_only.get(f"/v1/odds?{query.replace('reach:3', 'reach:2')}").status_code == 200
-    assert store.get(api.odds.answer_key(Position(footprints=("green", "red"), brains=("green",),
+    assert store.get(api.answers.answer_key(Position(footprints=("green", "red"), brains=("green",),
                                                   shotguns=("red",)), "reach:2")) is None

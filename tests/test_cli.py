@@ -221,7 +221,7 @@ def test_answers_warm_stores_the_turn_start_the_api_serves(tmp_path: Path, monke
     """A turn start read from a stored solution needs no warming; one the server refuses is skipped, saying
     why."""
     from analysis import Position
-    from api.odds import answer_key
+    from api.answers import answer_key
 
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
     result = run("answers", "warm", "--mode", "original", "--no-school-bus")

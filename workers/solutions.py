@@ -31,9 +31,7 @@ from typing import Any
 
 from celery import shared_task
 
-from analysis.dice import MODES
-from analysis.position import RECYCLE_VARIANTS
-from analysis.solutions import UNSOLVED, build, stored_turn
+from analysis.stored import COMBINATIONS, build, open_turn
 
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
 from .tasks import store as shared_store
@@ -43,10 +41,6 @@ __all__ = ["COMBINATIONS", "SolutionStatus", "solution_key", "job_id", "load", "
 
 log = logging.getLogger(__name__)
 
-# Every combination a solution is stored for, (mode, recycle, school_bus): the base game first (it is built first at
-# start-up), the School Bus after every mode without it.
-COMBINATIONS = tuple((mode, recycle, bus) for bus in (False, True) for mode in MODES for recycle in RECYCLE_VARIANTS
-                     if (mode, bus) not in UNSOLVED)
 QUEUED_FOR = 600  # seconds a queued build may wait for a worker before a request submits it again (a no-op if done)
 
 
@@ -87,7 +81,7 @@ def load(mode: str, recycle: str, bus: bool = False) -> Any:
         if entry is None:
             return None
         meta, arrays, digest = entry
-        turn = stored_turn(meta, arrays)
+        turn = open_turn(meta, arrays)
         _loaded[folder] = (digest, turn)
         return turn
 

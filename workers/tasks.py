@@ -47,7 +47,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from analysis.game import WorkUnit, assemble, game_layers, merge, solve_layer
 
-from .celery_app import visibility_timeout
 from .store import CorruptEntry, JobKey, Key, Store
 
 __all__ = ["TABLE_MODES", "no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
@@ -288,7 +287,7 @@ def _lost(record: dict[str, Any]) -> str | None:
     if client is not None and not client.exists(_beat_key(record["id"])) and not client.llen(
             current_app.conf.task_default_queue):
         return "its worker stopped"
-    if time.time() - record["updated"] > visibility_timeout() + 60:
+    if time.time() - record["updated"] > _visibility_timeout() + 60:
         return "it stopped moving"
     return None
 
@@ -303,6 +302,12 @@ def _claim(name: str, seconds: int = 30) -> bool:
     """One worker of many wins (a Redis SET NX); in-process there is only one."""
     client = _redis()
     return client is None or bool(client.set(f"zombie-odds:{name}", 1, nx=True, ex=seconds))
+
+
+def _visibility_timeout() -> int:
+    """Seconds before Redis redelivers a message no worker acknowledged, as the app is configured
+    (`celery_app.visibility_timeout`)."""
+    return int(current_app.conf.broker_transport_options.get("visibility_timeout", 3600))
 
 
 def resume_lost_jobs() -> list[str]:

@@ -1,0 +1,92 @@
+"""The house's imports: no module of analysis/, api/ or workers/ imports, however indirectly, a module that imports
+it back (a circle makes the order of imports matter and the modules one piece), counting imports made inside
+functions too (a module's own packages excepted: Python imports them first whatever it says); and analysis/ imports
+nothing of Flask, Celery or the other two packages."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("analysis", "api", "workers")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports() -> dict[str, set[str]]:
+    """Every project module -> the project modules it imports (`from . import x` names module x where there is one)."""
+    paths = {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                submodules = {f"{base}.{a.name}" for a in node.names} & paths.keys()
+                found.update(submodules if len(submodules) == len(node.names) else {base, *submodules})
+        # (a module's own packages are imported before it in any case: an import of one is no circle)
+        graph[name] = {m for m in found if m in paths and m != name and not name.startswith(m + ".")}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles() -> None:
+    graph = imports()
+    assert len(graph) > 40  # (the walk found the house)
+    assert circles(graph) == []
+
+
+def test_the_walk_finds_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("foreign", ["flask", "celery", "api", "workers"])
+def test_analysis_is_pure(foreign: str) -> None:
+    for path in (ROOT / "analysis").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
+        assert not [n for n in names if n == foreign or n.startswith(foreign + ".")], path
