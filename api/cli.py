@@ -364,7 +364,7 @@ def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | N
         try:
             with app.app_context():
                 shared_answer(position, objective)
-        except ApiError as e:  # a turn start the server refuses (api.answers.too_large)
+        except ApiError as e:  # a turn start the server refuses (analysis.budgets.too_large)
             click.echo(f"{label}: skipped ({'; '.join(f'{f.field}: {f.reason}' for f in e.errors)})")
             continue
         click.echo(f"{label}: stored in {time.perf_counter() - start:.1f} s")

@@ -10,9 +10,9 @@ win probability it has no table for.
 
 Expected brains in a Double Feature mode are solved per decision over the states its turn can still
 reach (analysis.review), which costs seconds near a bust and up to minutes far from it. A request must
-not take minutes, so a decision is solved only where `/v1/odds` would answer it (`answers.too_large`, which
+not take minutes, so a decision is solved only where `/v1/odds` would answer it (`budgets.too_large`, which
 follows any change of the API's rule) and at most `REVIEW_MAX_ROOM` shotguns from a bust less one
-(`answers.room`, counting a helmet Santa may still show), and at most `MAX_SOLVES` tables per review; any
+(`budgets.room`, counting a helmet Santa may still show), and at most `MAX_SOLVES` tables per review; any
 other decision is answered unpriced, with the reason. Measured (CPU seconds of `solve` + `exact_turn`
 rooted at one position, in a fresh process, on a loaded shared machine): one shotgun from a bust, 2 s
 in Big Summer Action Movie (2,247 states), 5 s in the sequel (3,324); two from a bust, 5 s in Santa
@@ -28,17 +28,16 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 
-from analysis import MODES, Position
+from analysis import MODES, Position, budgets
 from analysis.game import GameSolution
 from analysis.review import DecisionReview, GameLog, LogError, Review, review
 from workers.tables import load
 from workers.tasks import no_table_reason, table_key
 
-from . import answers
 from .errors import MAX_ERRORS, ApiError
 
 __all__ = ["bp", "answer", "csv_rows", "spreadsheet_safe", "two_player_table", "unpriced", "MAX_LOG_BYTES",
-           "REVIEW_MAX_ROOM", "MAX_SOLVES"]
+           "MAX_SOLVES"]
 
 bp = Blueprint("review", __name__)
 
@@ -51,8 +50,6 @@ CSV_COLUMNS = ("turn", "roll", "player", "scores", "turn_total", "footprints", "
 # Double Feature logs add the position's other piles and why a decision was not solved ("" if it was).
 EXPANSION_COLUMNS = ("double_brains", "double_shotguns", "effects", "kept_out", "unpriced")
 EXPANSION_FIELDS = EXPANSION_COLUMNS[:4]
-# The most `answers.room` at which the review solves a Double Feature decision in expected brains (module docstring).
-REVIEW_MAX_ROOM = {"big-summer-action-movie": 0, "santa-claus-meets-the-zombies": 1, "direct-to-video-sequel": 0}
 MAX_SOLVES = 12  # tables solved per review, at most: about a minute of CPU at the rates above
 
 
@@ -80,12 +77,12 @@ def two_player_table(mode: str, recycle: str) -> tuple[GameSolution | None, dict
 
 def unpriced(position: Position) -> str | None:
     """Why the review does not solve this Double Feature decision in expected brains (None: it does)."""
-    fault = answers.too_large(position)
+    fault = budgets.too_large(position)
     if fault is not None:
         return f"not solved: {fault.reason}"
-    limit = REVIEW_MAX_ROOM.get(position.mode)
-    if limit is not None and answers.room(position) > limit:
-        return (f"not solved: {answers.room(position) + 1} shotguns from a bust (counting a helmet Santa may still "
+    limit = budgets.REVIEW_MAX_ROOM.get(position.mode)
+    if limit is not None and budgets.room(position) > limit:
+        return (f"not solved: {budgets.room(position) + 1} shotguns from a bust (counting a helmet Santa may still "
                 f"show); the review solves mode {position.mode} in expected brains at most {limit + 1} from a "
                 "bust, where its turn is small (seconds)")
     return None

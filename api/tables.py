@@ -405,7 +405,7 @@ def _solution_or_503(key: Key) -> tuple[GameSolution, str]:
     loaded = load(key) if job.state == "succeeded" else None
     if loaded is not None:
         return loaded
-    wait = RETRY_AFTER[key.mode]
+    wait = RETRY_AFTER.get(key.mode, 120)
     raise ApiError(503, f"the win-probability table of {key.mode}, {key.variant} is being computed (job {job.state}, "
                         f"{job.done} of {job.total} steps done); ask again in {wait} s",
                    headers={"Retry-After": str(wait)}, extensions={"job": job_url(job)})

@@ -23,8 +23,8 @@ from flask.testing import FlaskClient
 from gmpy2 import mpq
 
 from analysis import EFFECTS, MODES, Position, next_roll, odds, parse_objective
+from analysis.budgets import approximate, room, too_large
 from api import spec
-from api.answers import approximate, room, too_large
 from api.cli import main
 
 from .montecarlo import assert_next_roll_matches, assert_turn_matches, bus_turns, within_4_sigma
@@ -279,7 +279,7 @@ def test_invalid_combinations_are_refused_naming_the_field(client: FlaskClient, 
     assert field in fields(got)
 
 
-# direct-to-video-sequel: what the server solves (api.answers.MAX_ROOM) and what it refuses, never with a 500.
+# direct-to-video-sequel: what the server solves (analysis.budgets.MAX_ROOM) and what it refuses, never with a 500.
 SEQUEL = "direct-to-video-sequel"
 ROOMS = [
     # (body, shotguns the turn can still take and go on)

@@ -1,5 +1,5 @@
 """Positions whose exact fractions are out of reach, answered from the float solution of their turn
-(analysis.odds ``exact=False``, api.answers.approximate): Direct-to-Video Sequel without the School Bus more than
+(analysis.odds ``exact=False``, analysis.budgets.approximate): Direct-to-Video Sequel without the School Bus more than
 3 shotguns from a bust (its whole turn, ~6 million (state, score) pairs to the cap of 2,904 brains), and Santa
 with the School Bus 4 shotguns from a bust (his whole bus turn).
 
@@ -23,10 +23,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from analysis import next_roll, odds, parse_objective, policy, simulate, table
+from analysis.budgets import approximate, room
 from analysis.odds import NearTie
 from analysis.policy import solve
 from api import spec
-from api.answers import approximate, room
 from api.cli import main
 
 from .montecarlo import within_4_sigma

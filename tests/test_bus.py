@@ -530,8 +530,8 @@ def test_santa_three_shotguns_from_a_bust_against_physical_dice():
 
 def test_the_sequel_three_shotguns_from_a_bust_against_physical_dice():
     """Most of the sequel's bus turn ahead (room 2: one shotgun, Santa's helmet still possible; YIELD's rescues make
-    cycles): the API answers it without the score distribution (api.answers.left_out), and turns played by its policy
-    on physical dice average its exact value (~80 s of CPU; Big Summer's: tests/test_api_expansions.py)."""
+    cycles): the API answers it without the score distribution (analysis.budgets.left_out), and turns played by its
+    policy on physical dice average its exact value (~80 s of CPU; Big Summer's: tests/test_api_expansions.py)."""
     position = bus(mode=DTV, footprints=["green"], brains=["green", "green"], shotguns=["red"])
     o = odds(position, distribution=False)
     assert o.score_distribution is None and o.decision.action == o.decision.roll_action == "board"

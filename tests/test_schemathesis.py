@@ -17,7 +17,7 @@ validation): everything the API refuses, and every cheap valid position, is stil
 Double Feature positions cost more, and that is why some are dropped too: analysis solves each one
 over a transition table of the states its own turn can still reach, built for that position (about
 0.7 ms of CPU per state, ~25 rolls per state) and kept while it is one of the last two. That is ~2,000 to
-4,000 states (about a second) when the next shotgun busts (`room` 0, api.answers.room), 15,000 to
+4,000 states (about a second) when the next shotgun busts (`room` 0, analysis.budgets.room), 15,000 to
 35,000 states (10-30 s, up to 1 GB) with one more shotgun to go, and the whole turn (51,000 to 63,000
 states: a minute or more and 2.4 GB each) with none or at the start of a turn. So a valid Double
 Feature position is generated only at room 0 (direct-to-video-sequel's before its first shotgun too:
@@ -27,7 +27,7 @@ tests/test_api_expansions.py checks against the spec), as is every invalid combi
 The School Bus multiplies those states by its phases and tokens: its base-game table is the whole
 turn (minutes of CPU, built once per process; tests/test_bus.py builds it), a Double Feature position
 with the bus costs seconds even at room 0 and 2-3 GB at room 1. So a valid School Bus position is
-generated only when the API refuses it as too large (`api.answers.too_large`); the spec's
+generated only when the API refuses it as too large (`analysis.budgets.too_large`); the spec's
 request examples (run as they are) and tests/test_api_expansions.py cover the answered ones.
 
 Full-game tables: the run has a store of its own holding the base game's two-player tables (both
@@ -49,9 +49,10 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from analysis import Position, PositionError, parse_objective
+from analysis.budgets import room, too_large
 from analysis.game import solve_game
 from api import create_app
-from api.answers import compute, room, too_large
+from api.answers import compute
 from api.spec import load
 from workers.store import Store
 from workers.tasks import table_key
