@@ -63,7 +63,11 @@ def stored_answer(position: Position, mode: str, recycle: str, bus: bool) -> dic
         raise ApiError(503, f"the solution of {what} is not built yet (job {job.state}); ask again in "
                             f"{SOLUTION_RETRY_AFTER} s", headers={"Retry-After": str(SOLUTION_RETRY_AFTER)},
                        extensions={"job": f"/v1/solutions/{job.job}"})
-    return _stored_answer(position, turn)
+    try:
+        return _stored_answer(position, turn)
+    except PositionError as e:  # no turn of the mode reaches it: the solution has no such state
+        raise ApiError(422, "impossible position: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
+                       e.errors) from None
 
 
 @lru_cache(maxsize=4096)

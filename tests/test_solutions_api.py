@@ -120,3 +120,13 @@ def test_the_solutions_list_names_every_combination(client: FlaskClient) -> None
     assert {(s["mode"], s["recycle"], s["school_bus"]) for s in listed} == set(solutions.COMBINATIONS)
     assert len(listed) == 14  # 4 modes x 2 variants x bus or not, less the sequel with the bus (analysis UNSOLVED)
     assert client.get("/v1/solutions/no-such-job").status_code == 404
+
+
+@pytest.mark.parametrize("school_bus", [False, True])
+def test_a_position_no_turn_reaches_is_a_422_naming_footprints(client: FlaskClient, school_bus: bool) -> None:
+    """One footprint and one brain: the third die of the first roll is nowhere. The position's own checks let it
+    through in a Double Feature mode; the stored solution has no such state: a 422 naming `footprints`, not a 500."""
+    query = {"mode": "big-summer-action-movie", "footprints": "green", "brains": "green", "school_bus": school_bus}
+    response = client.get("/v1/odds", query_string={k: str(v).lower() for k, v in query.items()})
+    assert response.status_code == 422, response.get_json()
+    assert [e["field"] for e in response.get_json()["errors"]] == ["footprints"]
