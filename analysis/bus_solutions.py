@@ -36,7 +36,7 @@ import numpy as np
 from .dice import MODES
 from .policy import Objective, bus_solve
 from .position import BusState
-from .solutions import CAP_EFFECT, PRUNE, UNIT
+from .solutions import CAP_EFFECT, UNIT, Flow, spread
 from .table import CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for
 
 __all__ = ["StoredBusTurn", "build", "ACTION_NAMES"]
@@ -189,9 +189,9 @@ class StoredBusTurn:
         """Tyre nodes' choices, those of each in order: (each choice's tyre node, as a place in `tyre`; its decision
         node; per tyre node the best choice's value; each choice's value)."""
         a = self.arrays
-        counts = a["opt_ptr"][tyre + 1] - a["opt_ptr"][tyre]
-        at = np.repeat(a["opt_ptr"][tyre] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
-        owner, options = np.repeat(np.arange(len(tyre)), counts), a["opt_to"][at].astype(np.int64)
+        at = spread(a["opt_ptr"], tyre)
+        owner = np.repeat(np.arange(len(tyre)), a["opt_ptr"][tyre + 1] - a["opt_ptr"][tyre])
+        options = a["opt_to"][at].astype(np.int64)
         worth = self.values(options, score)
         best = np.full(len(tyre), -np.inf)
         np.maximum.at(best, owner, worth)
@@ -259,76 +259,41 @@ class StoredBusTurn:
         a = self.arrays
         if (c0, score0) == (int(a["act_to"][0]), 0) and "start_scores" in a:
             return dict(zip(a["start_scores"].tolist(), a["start_probabilities"].tolist())), self.meta["start_within"]
-        kind, block, layer = a["kind"], a["block"], a["layer"]
-        final: dict[int, float] = {}
-        dropped = 0.0
-        pending: dict[tuple[int, int], dict[int, list[tuple[np.ndarray, np.ndarray]]]] = {}
-        lowers = int(self.meta["min_delta"]) < 0
-
-        def end(scores: np.ndarray, masses: np.ndarray) -> None:
-            for s, m in zip(scores.tolist(), masses.tolist()):
-                final[s] = final.get(s, 0.0) + m
+        kind = a["kind"]
+        flow = Flow(a["block"], a["layer"], int(self.meta["min_delta"]) < 0)
 
         def push(nodes: np.ndarray, scores: np.ndarray, masses: np.ndarray) -> None:
-            stopped = kind[nodes] == STOPPED
-            if stopped.any():
-                end(scores[stopped], masses[stopped])
-                nodes, scores, masses = nodes[~stopped], scores[~stopped], masses[~stopped]
-            if not len(nodes):
-                return
-            keys = (block[nodes].astype(np.int64) << 40) | (scores << 8) | layer[nodes]
-            order = np.argsort(keys, kind="stable")
-            keys = keys[order]
-            cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-            for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
-                key = int(keys[lo])
-                pending.setdefault((key >> 40, (key >> 8) & 0xFFFFFFFF), {}).setdefault(key & 0xFF, []).append(
-                    (nodes[order[lo:hi]], masses[order[lo:hi]]))
+            stopped = kind[nodes] == STOPPED  # the bus showed STOP: the turn ends there
+            for score, mass in zip(scores[stopped].tolist(), masses[stopped].tolist()):
+                flow.end(score, mass)
+            flow.push(nodes[~stopped], scores[~stopped], masses[~stopped])
 
         def roll(c: np.ndarray, masses: np.ndarray, score: int) -> None:
-            counts = a["loop_ptr"][c + 1] - a["loop_ptr"][c]
-            loops = np.repeat(a["loop_ptr"][c] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
-            owner = np.repeat(np.arange(len(c)), counts)
+            loops = spread(a["loop_ptr"], c)
+            owner = np.repeat(np.arange(len(c)), a["loop_ptr"][c + 1] - a["loop_ptr"][c])
             h, q = a["loop_to"][loops].astype(np.int64), a["loop_p"][loops]
             again = self.policy(h, score) == c[owner]
             masses = masses / (1.0 - np.bincount(owner[again], weights=q[again], minlength=len(c)))
-            end(np.zeros(1, dtype=np.int64), np.array([masses @ a["bust"][c]]))
+            flow.end(0, float(masses @ a["bust"][c]))
             push(h[~again], np.full(int((~again).sum()), score), masses[owner[~again]] * q[~again])
-            counts = a["edge_ptr"][c + 1] - a["edge_ptr"][c]
-            edges = np.repeat(a["edge_ptr"][c] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+            edges = spread(a["edge_ptr"], c)
             push(a["edge_to"][edges].astype(np.int64), score + a["edge_delta"][edges].astype(np.int64),
-                 np.repeat(masses, counts) * a["edge_p"][edges])
-
-        def first(key: tuple[int, int]) -> tuple[int, int]:
-            b, s = key
-            return (b, -s) if lowers else (-s, b)
+                 np.repeat(masses, a["edge_ptr"][c + 1] - a["edge_ptr"][c]) * a["edge_p"][edges])
 
         roll(np.array([c0]), np.ones(1), score0)
-        while pending:
-            key = max(pending, key=first)
-            layers, score = pending[key], key[1]
-            while layers:
-                parts = layers.pop(max(layers))
-                nodes, at = np.unique(np.concatenate([s for s, _ in parts]), return_inverse=True)
-                masses = np.bincount(at, weights=np.concatenate([m for _, m in parts]))
-                small = masses < PRUNE
-                if small.any():
-                    dropped += float(masses[small].sum())
-                    nodes, masses = nodes[~small], masses[~small]
-                here = np.full(len(nodes), score, dtype=np.int64)
-                kinds = kind[nodes]
-                pick = kinds == DECISION
-                if pick.any():
-                    choice = self.policy(nodes[pick], score)
-                    stops = choice < 0
-                    end(here[:1], np.array([masses[pick][stops].sum()]))
-                    push(choice[~stops], here[pick][~stops], masses[pick][~stops])
-                pick = kinds == TYRE
-                if pick.any():
-                    push(self._best_options(nodes[pick], score), here[pick], masses[pick])
-                pick = kinds == CHANCE
-                if pick.any():
-                    roll(nodes[pick], masses[pick], score)
-            del pending[key]
-        bound = dropped + float(self.meta["distribution_within"])
-        return {k: v for k, v in sorted(final.items()) if v > 0}, bound
+        for score, nodes, masses in flow:
+            here = np.full(len(nodes), score, dtype=np.int64)
+            kinds = kind[nodes]
+            pick = kinds == DECISION
+            if pick.any():
+                choice = self.policy(nodes[pick], score)
+                stops = choice < 0
+                flow.end(score, float(masses[pick][stops].sum()))
+                push(choice[~stops], here[pick][~stops], masses[pick][~stops])
+            pick = kinds == TYRE
+            if pick.any():
+                push(self._best_options(nodes[pick], score), here[pick], masses[pick])
+            pick = kinds == CHANCE
+            if pick.any():
+                roll(nodes[pick], masses[pick], score)
+        return flow.final(), flow.dropped + float(self.meta["distribution_within"])

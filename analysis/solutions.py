@@ -34,7 +34,7 @@ start's distribution (the longest flow, and the question asked most) is worked o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,7 +44,7 @@ from .policy import Objective, solve
 from .position import DiceState
 from .table import state_code, table_for
 
-__all__ = ["StoredTurn", "build", "PRUNE", "CAP_EFFECT", "UNIT"]
+__all__ = ["StoredTurn", "build", "Flow", "spread", "PRUNE", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
 PRUNE = 1e-15  # a mass this small is dropped from a flowing distribution (and counted in its bound)
@@ -164,57 +164,85 @@ class StoredTurn:
         if (i0, score0) == (0, 0) and "start_scores" in a:
             return dict(zip(a["start_scores"].tolist(), a["start_probabilities"].tolist())), self.meta["start_within"]
         ptr, to, delta, p, bust, loop = (a[k] for k in ("edge_ptr", "edge_to", "edge_delta", "edge_p", "bust", "loop"))
-        block, layer = a["block"], a["layer"]
-        final: dict[int, float] = {}
-        dropped = 0.0
-        pending: dict[tuple[int, int], dict[int, list[tuple[np.ndarray, np.ndarray]]]] = {}
-        lowers = int(self.meta["min_delta"]) < 0
-
-        def end(score: int, mass: float) -> None:
-            final[score] = final.get(score, 0.0) + mass
+        flow = Flow(a["block"], a["layer"], int(self.meta["min_delta"]) < 0)
 
         def roll(states: np.ndarray, masses: np.ndarray, score: int, closed: bool = True) -> None:
             if closed:
                 masses = masses / (1.0 - loop[states])
             elif loop[states[0]]:  # the roll asked about came back to a position where the policy stops
-                end(score, float(masses[0] * loop[states[0]]))
-            end(0, float(masses @ bust[states]))
-            starts, counts = ptr[states], ptr[states + 1] - ptr[states]
-            edges = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
-            j = to[edges].astype(np.int64)
-            mass = np.repeat(masses, counts) * p[edges]
-            # where each result waits, as one sortable key: (block, score, layer) in bits 40-47, 8-39, 0-7
-            keys = (block[j].astype(np.int64) << 40) | ((score + delta[edges].astype(np.int64)) << 8) | layer[j]
-            order = np.argsort(keys, kind="stable")
-            keys = keys[order]
-            cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-            for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
-                key = int(keys[lo])
-                pending.setdefault((key >> 40, (key >> 8) & 0xFFFFFFFF), {}).setdefault(key & 0xFF, []).append(
-                    (j[order[lo:hi]], mass[order[lo:hi]]))
-
-        def first(key: tuple[int, int]) -> tuple[int, int]:
-            b, s = key
-            return (b, -s) if lowers else (-s, b)
+                flow.end(score, float(masses[0] * loop[states[0]]))
+            flow.end(0, float(masses @ bust[states]))
+            edges = spread(ptr, states)
+            flow.push(to[edges].astype(np.int64), score + delta[edges].astype(np.int64),
+                      np.repeat(masses, ptr[states + 1] - ptr[states]) * p[edges])
 
         start = np.array([i0])
         roll(start, np.ones(1), score0, closed=bool(self.rolls_at(start, score0)[0]))
-        while pending:
-            key = max(pending, key=first)
-            layers, score = pending[key], key[1]
+        for score, states, masses in flow:
+            rolls = self.rolls_at(states, score)
+            if not rolls.all():
+                flow.end(score, float(masses[~rolls].sum()))
+            if rolls.any():
+                roll(states[rolls], masses[rolls], score)
+        return flow.final(), flow.dropped + float(self.meta["distribution_within"])
+
+
+def spread(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The places of every item of `rows` in CSR arrays with pointers `ptr`, row after row."""
+    counts = ptr[rows + 1] - ptr[rows]
+    return np.repeat(ptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+
+
+class Flow:
+    """Probability masses waiting at (block, score, layer) in a turn's forward flow, taken in the reverse of the
+    solver's order (exact.py's `_first_of`): blocks from last to first and levels upwards, or levels upwards and
+    blocks from last to first where no roll lowers the score; within, layers from last to first. Iterating gives
+    (score, nodes, masses) a layer at a time, the masses of a node summed, those below `PRUNE` dropped (`dropped`);
+    masses pushed meanwhile, even to the layer just given, are given in their turn."""
+
+    def __init__(self, block: np.ndarray, layer: np.ndarray, lowers: bool):
+        self.block, self.layer, self.lowers = block, layer, lowers
+        self.pending: dict[tuple[int, int], dict[int, list[tuple[np.ndarray, np.ndarray]]]] = {}
+        self.ended: dict[int, float] = {}
+        self.dropped = 0.0
+
+    def end(self, score: int, mass: float) -> None:
+        """`mass` ends the turn with `score`."""
+        self.ended[score] = self.ended.get(score, 0.0) + mass
+
+    def push(self, nodes: np.ndarray, scores: np.ndarray, masses: np.ndarray) -> None:
+        """Masses arriving at (node, score)."""
+        if not len(nodes):
+            return
+        # where each waits, as one sortable key: (block, score, layer) in bits 40-47, 8-39, 0-7
+        keys = (self.block[nodes].astype(np.int64) << 40) | (scores << 8) | self.layer[nodes]
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
+            key = int(keys[lo])
+            self.pending.setdefault((key >> 40, (key >> 8) & 0xFFFFFFFF), {}).setdefault(key & 0xFF, []).append(
+                (nodes[order[lo:hi]], masses[order[lo:hi]]))
+
+    def _first(self, key: tuple[int, int]) -> tuple[int, int]:
+        b, s = key
+        return (b, -s) if self.lowers else (-s, b)
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        while self.pending:
+            key = max(self.pending, key=self._first)
+            layers = self.pending[key]
             while layers:
                 parts = layers.pop(max(layers))
-                states, at = np.unique(np.concatenate([s for s, _ in parts]), return_inverse=True)
+                nodes, at = np.unique(np.concatenate([n for n, _ in parts]), return_inverse=True)
                 masses = np.bincount(at, weights=np.concatenate([m for _, m in parts]))
                 small = masses < PRUNE
                 if small.any():
-                    dropped += float(masses[small].sum())
-                    states, masses = states[~small], masses[~small]
-                rolls = self.rolls_at(states, score)
-                if not rolls.all():
-                    end(score, float(masses[~rolls].sum()))
-                if rolls.any():
-                    roll(states[rolls], masses[rolls], score)
-            del pending[key]
-        bound = dropped + float(self.meta["distribution_within"])
-        return {k: v for k, v in sorted(final.items()) if v > 0}, bound
+                    self.dropped += float(masses[small].sum())
+                    nodes, masses = nodes[~small], masses[~small]
+                yield key[1], nodes, masses
+            del self.pending[key]
+
+    def final(self) -> dict[int, float]:
+        """P(final score = k), the scores in order."""
+        return {k: v for k, v in sorted(self.ended.items()) if v > 0}
