@@ -451,8 +451,9 @@ def start_solutions() -> None:
               help="Replace a worker after this many requests (0: never).")
 @click.option("--max-requests-jitter", default=1000, type=click.IntRange(min=0), show_default=True,
               help="Up to this many more, at random per worker, so that workers are not replaced together.")
-@click.option("--max-worker-memory", default=2048, type=click.IntRange(min=1), show_default=True, metavar="MB",
-              help="Replace a worker left above this resident memory by a request (it finishes its requests first).")
+@click.option("--max-worker-memory", default=1024, type=click.IntRange(min=1), show_default=True, metavar="MB",
+              help="Replace a worker left above this much memory of its own by a request (the stored solutions it "
+                   "maps are shared, not counted; it finishes its requests first).")
 @click.option("--control-socket", default=None, metavar="PATH",
               help="gunicorn's control socket for this server (`gunicornc`). [default: none]")
 def serve(host: str, port: int, workers: int, threads: int, timeout: int | None, max_requests: int,

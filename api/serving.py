@@ -12,9 +12,9 @@
   stopping or recycled lets its requests finish.
 - **Recycling**: a worker is replaced after `max_requests` requests (with `max_requests_jitter`, so
   that workers are not replaced together), and after any request that leaves it above
-  `--max-worker-memory` MB of resident memory (`recycle_when_large`): it stops accepting, finishes
-  the requests it has and exits, and the master starts a fresh one. A worker never keeps gigabytes
-  idle after a large request.
+  `--max-worker-memory` MB of its own memory (the mapped solutions it shares not counted:
+  `recycle_when_large`): it stops accepting, finishes the requests it has and exits, and the master
+  starts a fresh one. A worker never keeps gigabytes idle after a large request.
 - **Control socket**: gunicorn 23+ opens a control socket, by default the same path for every server
   of a user (`~/.gunicorn/gunicorn.ctl`), so that stopping one server removed another's. `serve` opens
   none unless `--control-socket PATH` asks for one.
@@ -40,7 +40,7 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from .deadline import DEFAULT_DEADLINE
 
-__all__ = ["Worker", "options", "recycle_when_large", "request_deadline", "resident_mb", "write_problem"]
+__all__ = ["Worker", "options", "recycle_when_large", "request_deadline", "private_mb", "write_problem"]
 
 LIMIT_REQUEST_LINE = 8190  # gunicorn's maximum (0 would mean "up to 1 MB")
 LIMIT_REQUEST_FIELDS = 100
@@ -109,23 +109,26 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
     util.write_nonblock(sock, head.encode("latin-1") + body)
 
 
-def resident_mb() -> float:
-    """This process's resident memory (RSS), in MB (Linux's /proc; 0 where there is none)."""
+def private_mb() -> float:
+    """This process's own resident memory, in MB: its resident pages less those backed by files (the mapped
+    stored solutions, shared by every worker through the page cache, and the libraries), from Linux's
+    /proc/self/statm; 0 where there is none."""
     try:
         with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            _, resident, shared, *_ = (int(x) for x in f.read().split())
+            return (resident - shared) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
         return 0.0
 
 
 def recycle_when_large(limit_mb: float) -> Any:
-    """gunicorn's `post_request` hook: a worker left above `limit_mb` MB of resident memory by a request stops
-    accepting, finishes its requests and exits (the master starts a fresh one)."""
+    """gunicorn's `post_request` hook: a worker left above `limit_mb` MB of its own memory (`private_mb`) by a
+    request stops accepting, finishes its requests and exits (the master starts a fresh one)."""
 
     def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
-        rss = resident_mb()
-        if rss > limit_mb and worker.alive:
-            worker.log.info("worker %s holds %.0f MB (over %.0f MB) after %s %s: recycling it", worker.pid, rss,
+        own = private_mb()
+        if own > limit_mb and worker.alive:
+            worker.log.info("worker %s holds %.0f MB (over %.0f MB) after %s %s: recycling it", worker.pid, own,
                             limit_mb, getattr(req, "method", "?"), getattr(req, "path", "?"))
             worker.alive = False
             queue = getattr(worker, "method_queue", None)

@@ -90,7 +90,8 @@ def run_wrk(address: str, seconds: int, connections: int, script: str | None) ->
     errors = sum(int(x) for x in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1]), "p50": ms("50"), "p99": ms("99"),
-            "errors": errors + (int(non2xx[1]) if non2xx else 0), "requests": int(re.search(r"(\d+) requests", out)[1])}
+            "errors": errors + (int(non2xx[1]) if non2xx else 0), "requests": int(re.search(r"(\d+) requests", out)[1]),
+            "socket": errors, "non2xx": int(non2xx[1]) if non2xx else 0}
 
 
 def memory(master: int) -> list[dict[str, float]]:

@@ -158,7 +158,8 @@ def main() -> None:
     print(f"{len(paths)} distinct positions over {len(COMBINATIONS)} solutions, {args.connections} connections, "
           f"{args.workers} workers, {args.seconds} s")
     print(f"| /v1/odds load | requests {load['requests']} | {load['rps']:.0f}/s | p50 {load['p50']:.1f} ms | "
-          f"p99 {load['p99']:.1f} ms | errors {load['errors']} |")
+          f"p99 {load['p99']:.1f} ms | errors {load['errors']}: {load['non2xx']} not 2xx, {load['socket']} socket "
+          "errors or wrk timeouts (10 s) |")
     print(f"hostile client: {dict(sorted(statuses.items(), key=str))}")
     ms = np.array(health) * 1e3
     print(f"/healthz: {len(ms)} probes, p50 {np.percentile(ms, 50):.1f} ms, p99 {np.percentile(ms, 99):.1f} ms, "
