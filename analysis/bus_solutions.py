@@ -36,7 +36,7 @@ import numpy as np
 from .dice import MODES
 from .policy import Objective, bus_solve
 from .position import BusState
-from .solutions import CAP_EFFECT, UNIT, Flow, spread
+from .solutions import CAP_EFFECT, Flow, rounding, spread
 from .table import CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for
 
 __all__ = ["StoredBusTurn", "build", "ACTION_NAMES"]
@@ -56,15 +56,13 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
             block[members], layer[members] = b, k
     lookup = np.lexsort((table.subs, table.dice_codes))
     act_to, act_name = _flat(table.actions, {a: k for k, a in enumerate(ACTION_NAMES)})
-    give_up = sorted({name for row in table.options for name, _ in row})
-    opt_to, opt_name = _flat(table.options, {a: k for k, a in enumerate(give_up)})
+    opt_to = np.array([j for row in table.options for _, j in row], dtype=np.int32)
     loop_to = np.array([h for row in table.loops for h, _ in row], dtype=np.int32)
     den = np.array(table.denominator, dtype=np.float64)
     loop_p = np.array([w / den[c] for c, row in enumerate(table.loops) for _, w in row])
     edge_from = np.repeat(np.arange(n), np.diff(table.edge_ptr))
     lengths = [len(a) for a in solution.candidate_nodes]
     arrays = {
-        "codes": table.dice_codes,
         "subs": table.subs.astype(np.int16),
         "sorted_codes": table.dice_codes[lookup],
         "lookup": lookup.astype(np.int32),
@@ -78,7 +76,6 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
         "act_name": act_name,
         "opt_ptr": _ptr(table.options),
         "opt_to": opt_to,
-        "opt_name": opt_name,
         "loop_ptr": _ptr(table.loops),
         "loop_to": loop_to,
         "loop_p": loop_p,
@@ -94,10 +91,8 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
         "cand_values": np.concatenate(solution.candidate_values),
     }
     results = np.diff(table.edge_ptr) + np.diff(arrays["loop_ptr"])
-    m = int(results.max(initial=0)) + (table.max_delta - table.min_delta + 1) + 2
-    gamma = m * UNIT / (1 - m * UNIT)
     top_value = max(float(np.abs(arrays["cand_values"]).max(initial=0.0)), solution.top + table.max_delta)
-    delta = (2 * gamma + 2 * UNIT) * top_value
+    gamma, delta = rounding(int(results.max(initial=0)) + (table.max_delta - table.min_delta + 1) + 2, top_value)
     layers = sum(len(b) for b in table.blocks)
     links = (solution.top + 1 + len(table.blocks) * -table.min_delta) * layers * solution.passes
     loop_total = np.bincount(np.repeat(np.arange(n), np.diff(arrays["loop_ptr"])), weights=loop_p, minlength=n)
@@ -107,7 +102,7 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     meta = {"mode": mode, "recycle": recycle, "school_bus": True, "objective": "expected-brains", "nodes": n,
             "rolls": int(len(table.edge_to)), "top": solution.top, "capped": solution.capped,
             "passes": solution.passes, "min_delta": table.min_delta, "within": within,
-            "distribution_within": links * gamma, "give_up": give_up}
+            "distribution_within": links * gamma}
     turn = StoredBusTurn(meta, arrays)
     start, bound = turn.score_distribution(int(arrays["act_to"][0]), 0)
     arrays["start_scores"] = np.array(list(start), dtype=np.int64)

@@ -44,7 +44,7 @@ from .policy import Objective, solve
 from .position import DiceState
 from .table import state_code, table_for
 
-__all__ = ["StoredTurn", "build", "Flow", "spread", "PRUNE", "CAP_EFFECT", "UNIT"]
+__all__ = ["StoredTurn", "build", "Flow", "rounding", "spread", "PRUNE", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
 PRUNE = 1e-15  # a mass this small is dropped from a flowing distribution (and counted in its bound)
@@ -80,10 +80,8 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
         "layer": layer,
     }
     most_results = int(np.diff(table.edge_ptr).max(initial=0))
-    m = most_results + (table.max_delta - table.min_delta + 1) + 2
-    gamma = m * UNIT / (1 - m * UNIT)
     top_value = max(float(np.abs(solution.rolls).max(initial=0.0)), solution.top + table.max_delta)
-    delta = (2 * gamma + 2 * UNIT) * top_value
+    gamma, delta = rounding(most_results + (table.max_delta - table.min_delta + 1) + 2, top_value)
     links = (solution.top + 1 + len(table.blocks) * -table.min_delta) * sum(len(b) for b in table.blocks)
     within = links * delta / (1 - float(table.self_loop_f.max(initial=0.0))) + (CAP_EFFECT if solution.capped else 0)
     meta = {"mode": mode, "recycle": recycle, "objective": "expected-brains", "states": n,
@@ -185,6 +183,13 @@ class StoredTurn:
             if rolls.any():
                 roll(states[rolls], masses[rolls], score)
         return flow.final(), flow.dropped + float(self.meta["distribution_within"])
+
+
+def rounding(terms: int, top_value: float) -> tuple[float, float]:
+    """(gamma_m, delta) of the module docstring: a sum of `terms` rounded products of values at most `top_value`
+    is within ``delta = (2 gamma_m + 2u) M`` of the exact sum of the exact earlier values."""
+    gamma = terms * UNIT / (1 - terms * UNIT)
+    return gamma, (2 * gamma + 2 * UNIT) * top_value
 
 
 def spread(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:

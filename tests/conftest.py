@@ -50,7 +50,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # second variant (15 s and 2.4 GB more, by the tests that ask for it: `sequel_solutions`), and with the bus the base
 # game's both variants and the Double Feature modes' first (45 s each; the other variant's arrays differ only in
 # the rolls that recycle, tested in the base game and by tests/test_bus_solutions.py).
-SOLUTION_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
 SOLUTION_BUILDS = (
     (("original", "big-summer-action-movie", "santa-claus-meets-the-zombies"), (), "--no-school-bus"),
     (("direct-to-video-sequel",), ("before-draw",), "--no-school-bus"),
