@@ -28,18 +28,21 @@ on which side of the stop value a roll lies. Every value carries a certified bou
 The decision compares the roll with the exact stop value: ``roll`` or ``stop`` where they differ by more
 than the bound, ``tie`` where the bound cannot tell them apart. The score distribution is that of the float
 policy (roll where the float roll value beats the stop value, ties stop, as exact.py's policy), flowing in
-floats; masses below `PRUNE` are dropped and added to its bound, with the rounding of ``L`` steps. The turn
-start's distribution (the longest flow, and the question asked most) is worked out by `build` and stored.
+floats (`flow.turn_flow`, compiled); masses below `PRUNE` are dropped and added to its bound, with the rounding
+of ``L`` steps. The turn start's distribution (the longest flow, and the question asked most) is worked out by
+`build` and stored.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from .dice import MODES
+from .flow import PRUNE, ring_size, turn_flow
 from .policy import Objective, solve
 from .position import DiceState
 from .table import state_code, table_for
@@ -47,8 +50,8 @@ from .table import state_code, table_for
 __all__ = ["StoredTurn", "build", "Flow", "rounding", "spread", "PRUNE", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
-PRUNE = 1e-15  # a mass this small is dropped from a flowing distribution (and counted in its bound)
 CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
+
 
 def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Solve a mode's whole turn for expected brains: (meta, arrays), the meta as JSON values."""
@@ -151,38 +154,34 @@ class StoredTurn:
         gap = self.roll(i, score) - score
         return "tie" if abs(gap) <= self.within else "roll" if gap > 0 else "stop"
 
+    @cached_property
+    def max_delta(self) -> int:
+        """The most brains one roll adds."""
+        return int(self.arrays["edge_delta"].max(initial=0))
+
+    @cached_property
+    def _flow(self) -> tuple:
+        """The compiled flow's arguments that do not depend on the question (`flow.turn_flow`)."""
+        a, m = self.arrays, self.meta
+        ring = ring_size(int(a["block"].max(initial=0)) + 1, int(m["min_delta"]), self.max_delta)
+        return (a["edge_ptr"], a["edge_to"], a["edge_delta"], a["edge_p"], a["bust"], a["loop"],
+                a["rank"], a["offsets"], a["rolls"], int(m["top"]), bool(m["compulsory"]), ring)
+
     def score_distribution(self, i0: int, score0: int) -> tuple[dict[int, float], float]:
         """P(final turn score = k) if the player rolls now and then follows the policy, and its bound.
 
-        The masses flow in the reverse of the solver's order (exact.py's `_first_of`): blocks from last to
-        first and levels upwards, or levels upwards and blocks from last to first where no roll lowers the
-        score; within, layers from last to first. A state that rolls passes its mass on times ``1 / (1 - p)``
-        (its self-loop's geometric series)."""
+        A forward flow of probability under the stored policy (`flow.turn_flow`), in floats: masses below
+        `PRUNE` are dropped and counted in the bound, with the rounding of ``L`` steps."""
         a = self.arrays
         if (i0, score0) == (0, 0) and "start_scores" in a:
             return dict(zip(a["start_scores"].tolist(), a["start_probabilities"].tolist())), self.meta["start_within"]
-        ptr, to, delta, p, bust, loop = (a[k] for k in ("edge_ptr", "edge_to", "edge_delta", "edge_p", "bust", "loop"))
-        flow = Flow(a["block"], a["layer"], int(self.meta["min_delta"]) < 0)
-
-        def roll(states: np.ndarray, masses: np.ndarray, score: int, closed: bool = True) -> None:
-            if closed:
-                masses = masses / (1.0 - loop[states])
-            elif loop[states[0]]:  # the roll asked about came back to a position where the policy stops
-                flow.end(score, float(masses[0] * loop[states[0]]))
-            flow.end(0, float(masses @ bust[states]))
-            edges = spread(ptr, states)
-            flow.push(to[edges].astype(np.int64), score + delta[edges].astype(np.int64),
-                      np.repeat(masses, ptr[states + 1] - ptr[states]) * p[edges])
-
-        start = np.array([i0])
-        roll(start, np.ones(1), score0, closed=bool(self.rolls_at(start, score0)[0]))
-        for score, states, masses in flow:
-            rolls = self.rolls_at(states, score)
-            if not rolls.all():
-                flow.end(score, float(masses[~rolls].sum()))
-            if rolls.any():
-                roll(states[rolls], masses[rolls], score)
-        return flow.final(), flow.dropped + float(self.meta["distribution_within"])
+        ptr, to, delta, p, bust, loop, rank, offsets, rolls, top, compulsory, ring = self._flow
+        ended = np.zeros(max(top, score0) + self.max_delta + 1)
+        closed = bool(self.rolls_at(np.array([i0]), score0)[0])
+        dropped = turn_flow(i0, score0, closed, ptr, to, delta, p, bust, loop, rank, offsets, rolls, top, compulsory,
+                            ring, ended)
+        return ({int(k): float(ended[k]) for k in np.flatnonzero(ended > 0)},
+                dropped + float(self.meta["distribution_within"]))
 
 
 def rounding(terms: int, top_value: float) -> tuple[float, float]:
