@@ -34,9 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dice import MODES
+from .flow import Flow
 from .policy import Objective, bus_solve
 from .position import BusState
-from .solutions import CAP_EFFECT, Flow, rounding, spread
+from .solutions import CAP_EFFECT, rounding, spread
 from .table import CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for
 
 __all__ = ["StoredBusTurn", "build", "ACTION_NAMES"]

@@ -18,14 +18,22 @@ Whether a state rolls at a score is the stored policy's (`solutions.StoredTurn.r
 (its place in `order` below the level's length) and its float roll value above the score; the empty turn
 (state 0) always rolls where rolling is compulsory. Masses below `PRUNE` are dropped and their sum returned,
 for the caller's bound.
+
+The School Bus turn (`bus_solutions.StoredBusTurn`) reads its policy in numpy, a group of nodes at a time, so its
+masses wait in a `Flow`, in numpy: by (block, score, layer), taken in the solver's reverse order, so that a
+group's masses are complete when it is taken. Its longest flows roll as much as a plain turn's (24 million
+results for Santa's), so they are the slow ones; a ring does not fit them as it is, for a cyclic block (YIELD's
+rescues) can send masses down every level of the block.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numba
 import numpy as np
 
-__all__ = ["PRUNE", "ring_size", "turn_flow"]
+__all__ = ["PRUNE", "Flow", "ring_size", "turn_flow"]
 
 PRUNE = 1e-15  # a mass this small is dropped from a flowing distribution (and counted in its bound)
 
@@ -110,3 +118,58 @@ def turn_flow(i0: int, score0: int, closed: bool, ptr: np.ndarray, to: np.ndarra
     mass, waiting = np.zeros((levels, n)), np.empty((levels, n), dtype=np.int32)
     return _turn_flow(i0, score0, closed, ptr, to, delta, p, bust, loop, rank, offsets, rolls, top, compulsory,
                       PRUNE, ended, mass, waiting)
+
+
+class Flow:
+    """Probability masses waiting at (block, score, layer) in a turn's forward flow, taken in the reverse of the
+    solver's order (exact.py's `_first_of`): blocks from last to first and levels upwards, or levels upwards and
+    blocks from last to first where no roll lowers the score; within, layers from last to first. Iterating gives
+    (score, nodes, masses) a layer at a time, the masses of a node summed, those below `PRUNE` dropped (`dropped`);
+    masses pushed meanwhile, even to the layer just given, are given in their turn."""
+
+    def __init__(self, block: np.ndarray, layer: np.ndarray, lowers: bool):
+        self.block, self.layer, self.lowers = block, layer, lowers
+        self.pending: dict[tuple[int, int], dict[int, list[tuple[np.ndarray, np.ndarray]]]] = {}
+        self.ended: dict[int, float] = {}
+        self.dropped = 0.0
+
+    def end(self, score: int, mass: float) -> None:
+        """`mass` ends the turn with `score`."""
+        self.ended[score] = self.ended.get(score, 0.0) + mass
+
+    def push(self, nodes: np.ndarray, scores: np.ndarray, masses: np.ndarray) -> None:
+        """Masses arriving at (node, score)."""
+        if not len(nodes):
+            return
+        # where each waits, as one sortable key: (block, score, layer) in bits 40-47, 8-39, 0-7
+        keys = (self.block[nodes].astype(np.int64) << 40) | (scores << 8) | self.layer[nodes]
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
+            key = int(keys[lo])
+            self.pending.setdefault((key >> 40, (key >> 8) & 0xFFFFFFFF), {}).setdefault(key & 0xFF, []).append(
+                (nodes[order[lo:hi]], masses[order[lo:hi]]))
+
+    def _first(self, key: tuple[int, int]) -> tuple[int, int]:
+        b, s = key
+        return (b, -s) if self.lowers else (-s, b)
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        while self.pending:
+            key = max(self.pending, key=self._first)
+            layers = self.pending[key]
+            while layers:
+                parts = layers.pop(max(layers))
+                nodes, at = np.unique(np.concatenate([n for n, _ in parts]), return_inverse=True)
+                masses = np.bincount(at, weights=np.concatenate([m for _, m in parts]))
+                small = masses < PRUNE
+                if small.any():
+                    self.dropped += float(masses[small].sum())
+                    nodes, masses = nodes[~small], masses[~small]
+                yield key[1], nodes, masses
+            del self.pending[key]
+
+    def final(self) -> dict[int, float]:
+        """P(final score = k), the scores in order."""
+        return {k: v for k, v in sorted(self.ended.items()) if v > 0}

@@ -35,7 +35,7 @@ of ``L`` steps. The turn start's distribution (the longest flow, and the questio
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -47,7 +47,7 @@ from .policy import Objective, solve
 from .position import DiceState
 from .table import state_code, table_for
 
-__all__ = ["StoredTurn", "build", "Flow", "rounding", "spread", "PRUNE", "CAP_EFFECT", "UNIT"]
+__all__ = ["StoredTurn", "build", "rounding", "spread", "PRUNE", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
 CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
@@ -195,58 +195,3 @@ def spread(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The places of every item of `rows` in CSR arrays with pointers `ptr`, row after row."""
     counts = ptr[rows + 1] - ptr[rows]
     return np.repeat(ptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
-
-
-class Flow:
-    """Probability masses waiting at (block, score, layer) in a turn's forward flow, taken in the reverse of the
-    solver's order (exact.py's `_first_of`): blocks from last to first and levels upwards, or levels upwards and
-    blocks from last to first where no roll lowers the score; within, layers from last to first. Iterating gives
-    (score, nodes, masses) a layer at a time, the masses of a node summed, those below `PRUNE` dropped (`dropped`);
-    masses pushed meanwhile, even to the layer just given, are given in their turn."""
-
-    def __init__(self, block: np.ndarray, layer: np.ndarray, lowers: bool):
-        self.block, self.layer, self.lowers = block, layer, lowers
-        self.pending: dict[tuple[int, int], dict[int, list[tuple[np.ndarray, np.ndarray]]]] = {}
-        self.ended: dict[int, float] = {}
-        self.dropped = 0.0
-
-    def end(self, score: int, mass: float) -> None:
-        """`mass` ends the turn with `score`."""
-        self.ended[score] = self.ended.get(score, 0.0) + mass
-
-    def push(self, nodes: np.ndarray, scores: np.ndarray, masses: np.ndarray) -> None:
-        """Masses arriving at (node, score)."""
-        if not len(nodes):
-            return
-        # where each waits, as one sortable key: (block, score, layer) in bits 40-47, 8-39, 0-7
-        keys = (self.block[nodes].astype(np.int64) << 40) | (scores << 8) | self.layer[nodes]
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
-            key = int(keys[lo])
-            self.pending.setdefault((key >> 40, (key >> 8) & 0xFFFFFFFF), {}).setdefault(key & 0xFF, []).append(
-                (nodes[order[lo:hi]], masses[order[lo:hi]]))
-
-    def _first(self, key: tuple[int, int]) -> tuple[int, int]:
-        b, s = key
-        return (b, -s) if self.lowers else (-s, b)
-
-    def __iter__(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        while self.pending:
-            key = max(self.pending, key=self._first)
-            layers = self.pending[key]
-            while layers:
-                parts = layers.pop(max(layers))
-                nodes, at = np.unique(np.concatenate([n for n, _ in parts]), return_inverse=True)
-                masses = np.bincount(at, weights=np.concatenate([m for _, m in parts]))
-                small = masses < PRUNE
-                if small.any():
-                    self.dropped += float(masses[small].sum())
-                    nodes, masses = nodes[~small], masses[~small]
-                yield key[1], nodes, masses
-            del self.pending[key]
-
-    def final(self) -> dict[int, float]:
-        """P(final score = k), the scores in order."""
-        return {k: v for k, v in sorted(self.ended.items()) if v > 0}
