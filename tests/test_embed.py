@@ -413,8 +413,11 @@ def test_a_pending_answer_says_so_at_once(browser: Any, server_url: str, monkeyp
     assert results.get_attribute("aria-busy") == "true"  # at once, before the request is even sent
     assert widget.find(".pending").is_displayed() and "Working out the odds" in widget.text(".pending")
     assert "busy" in results.get_attribute("class") and widget.showing("94/3861")  # the old answer, greyed
-    opacity = browser.execute_script("return getComputedStyle(arguments[0]).opacity", results)
-    assert float(opacity) < 0.5
+
+    def greyed() -> bool:  # by a 0.2 s transition of its opacity
+        return float(browser.execute_script("return getComputedStyle(arguments[0]).opacity", results)) < 0.5
+
+    wait_for(browser, greyed)
     screenshot(browser, "embed-pending.png")
     release.set()
     wait_for(browser, lambda: widget.settled() and widget.showing("2/9"))
