@@ -132,6 +132,7 @@ class Flow:
         self.pending: dict[tuple[int, int], dict[int, list[tuple[np.ndarray, np.ndarray]]]] = {}
         self.ended: dict[int, float] = {}
         self.dropped = 0.0
+        self.total, self.seen = np.zeros(len(block)), np.zeros(len(block), dtype=np.bool_)  # `_gathered`'s
 
     def end(self, score: int, mass: float) -> None:
         """`mass` ends the turn with `score`."""
@@ -141,15 +142,15 @@ class Flow:
         """Masses arriving at (node, score)."""
         if not len(nodes):
             return
-        # where each waits, as one sortable key: (block, score, layer) in bits 40-47, 8-39, 0-7
-        keys = (self.block[nodes].astype(np.int64) << 40) | (scores << 8) | self.layer[nodes]
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-        for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
-            key = int(keys[lo])
-            self.pending.setdefault((key >> 40, (key >> 8) & 0xFFFFFFFF), {}).setdefault(key & 0xFF, []).append(
-                (nodes[order[lo:hi]], masses[order[lo:hi]]))
+        # where each waits, as one small key: (block, score, layer), the score counted from the lowest here
+        low, levels = int(scores.min()), int(scores.max() - scores.min()) + 1
+        order, keys = _grouped(nodes, scores, low, levels, self.block, self.layer)
+        nodes, masses = nodes[order], masses[order]
+        cuts = (np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist()
+        for lo, hi in zip([0, *cuts], [*cuts, len(order)]):
+            group, layer = divmod(int(keys[lo]), 256)
+            b, s = divmod(group, levels)
+            self.pending.setdefault((b - 1, s + low), {}).setdefault(layer, []).append((nodes[lo:hi], masses[lo:hi]))
 
     def _first(self, key: tuple[int, int]) -> tuple[int, int]:
         b, s = key
@@ -161,8 +162,8 @@ class Flow:
             layers = self.pending[key]
             while layers:
                 parts = layers.pop(max(layers))
-                nodes, at = np.unique(np.concatenate([n for n, _ in parts]), return_inverse=True)
-                masses = np.bincount(at, weights=np.concatenate([m for _, m in parts]))
+                nodes, masses = _gathered(np.concatenate([n for n, _ in parts]), np.concatenate([m for _, m in parts]),
+                                          self.total, self.seen)
                 small = masses < PRUNE
                 if small.any():
                     self.dropped += float(masses[small].sum())
@@ -173,3 +174,47 @@ class Flow:
     def final(self) -> dict[int, float]:
         """P(final score = k), the scores in order."""
         return {k: v for k, v in sorted(self.ended.items()) if v > 0}
+
+
+@numba.njit(cache=True, nogil=True)
+def _grouped(nodes, scores, low, levels, block, layer):  # pragma: no cover - compiled
+    """`Flow.push`'s keys ``((block + 1) levels + score - low) 256 + layer`` of (`nodes`, `scores`), and the order
+    that sorts them stably (a counting sort where they span little, else a merge sort): (order, sorted keys)."""
+    keys = np.empty(len(nodes), dtype=np.int64)
+    for i in range(len(nodes)):
+        keys[i] = ((block[nodes[i]] + 1) * levels + scores[i] - low) * 256 + layer[nodes[i]]
+    first, last = keys.min(), keys.max()
+    if last - first > 4 * len(keys) + 65536:
+        order = np.argsort(keys, kind="mergesort")
+        return order, keys[order]
+    starts = np.zeros(last - first + 2, dtype=np.int64)
+    for k in keys:
+        starts[k - first + 1] += 1
+    starts = np.cumsum(starts)
+    order = np.empty(len(keys), dtype=np.int64)
+    for i in range(len(keys)):
+        b = keys[i] - first
+        order[starts[b]] = i
+        starts[b] += 1
+    return order, keys[order]
+
+
+@numba.njit(cache=True, nogil=True)
+def _gathered(nodes, masses, total, seen):  # pragma: no cover - compiled
+    """The distinct `nodes` in order and each one's masses summed (`total` and `seen`: zeroed scratch, per node,
+    left zeroed)."""
+    distinct = np.empty(len(nodes), dtype=np.int64)
+    k = 0
+    for i in range(len(nodes)):
+        j = nodes[i]
+        if not seen[j]:
+            seen[j] = True
+            distinct[k] = j
+            k += 1
+        total[j] += masses[i]
+    distinct = np.sort(distinct[:k])
+    summed = np.empty(k)
+    for r in range(k):
+        summed[r] = total[distinct[r]]
+        total[distinct[r]], seen[distinct[r]] = 0.0, False
+    return distinct, summed

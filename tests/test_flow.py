@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from analysis.flow import ring_size, turn_flow
+from analysis.flow import Flow, ring_size, turn_flow
 
 # state 0: a quarter busts, a quarter comes back (its self-loop), a half shows a brain and goes to state 1;
 # state 1: a half busts, a half shows two brains and goes to state 2, where the policy stops
@@ -41,3 +41,17 @@ def test_a_ring_too_small_for_the_live_levels_is_refused():
     assert ring_size(blocks=1, min_delta=0, max_delta=2) == 3
     with pytest.raises(ValueError, match="ring"):
         flow(0, closed=True, levels=2)
+
+
+def test_a_flow_gives_each_group_once_its_masses_summed_in_the_solver_s_reverse_order():
+    block, layer = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    levels_first = Flow(block, layer, lowers=False)
+    levels_first.push(np.array([3, 0, 3, 1, 2]), np.array([5, 5, 5, 4, 5]), np.array([0.1, 0.2, 0.3, 0.4, 1e-16]))
+    taken = [(s, n.tolist(), m.tolist()) for s, n, m in levels_first if len(n)]
+    # level 4 first; at level 5, block 1 (its layer 1, then layer 0, whose one mass is dropped) before block 0
+    assert taken == [(4, [1], [0.4]), (5, [3], [pytest.approx(0.4)]), (5, [0], [0.2])]
+    assert levels_first.dropped == 1e-16  # below PRUNE
+
+    blocks_first = Flow(block, layer, lowers=True)
+    blocks_first.push(np.array([0, 2]), np.array([1, 7]), np.array([0.5, 0.5]))
+    assert [(s, n.tolist()) for s, n, _ in blocks_first] == [(7, [2]), (1, [0])]
