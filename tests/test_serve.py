@@ -27,7 +27,7 @@ import pytest
 
 from api import create_app
 from api.deadline import DeadlineExceeded, in_flight
-from api.serving import options, private_mb
+from api.serving import Worker, options, private_mb, return_freed_memory
 
 SLOW = "/v1/odds?school_bus=true&objective=reach:20"
 ZOMBIE_ODDS = str(Path(sys.executable).parent / "zombie-odds")
@@ -304,3 +304,14 @@ def test_a_workers_own_memory_leaves_out_the_mapped_solutions(tmp_path: Path) ->
         own[at] = 1
     assert private_mb() - before > 48
     own.close()
+
+
+def test_a_worker_has_glibc_give_freed_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker fixes glibc's thresholds as it starts (what that saves is measured in bench/README.md)."""
+    assert return_freed_memory()  # glibc's mallopt took both settings
+    called = []
+    monkeypatch.setattr("api.serving.return_freed_memory", lambda: called.append(True))
+    monkeypatch.setattr("gunicorn.workers.gthread.ThreadWorker.init_process", lambda self: None)
+    monkeypatch.setattr("gunicorn.util.write_error", None)  # (restored after: init_process sets it)
+    Worker.init_process(object.__new__(Worker))
+    assert called == [True]
