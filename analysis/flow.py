@@ -74,12 +74,10 @@ def _turn_flow(i0, score0, closed, ptr, to, delta, p, bust, loop, rank, offsets,
     level_of = np.full(ring, np.iinfo(np.int64).min, dtype=np.int64)  # the level a slot holds
     span = np.array([score0, score0], dtype=np.int64)  # no live level lies outside [span[0], span[1]]
     dropped = 0.0
-    if closed:
-        _roll(i0, score0, 1.0 / (1.0 - loop[i0]), ptr, to, delta, p, bust, ended, mass, waiting, count, level_of,
-              span, -1)
-    else:  # the policy stops here: the roll's loop comes back to stop
+    if not closed:  # the policy stops here: the roll's loop comes back to stop
         ended[score0] += loop[i0]
-        _roll(i0, score0, 1.0, ptr, to, delta, p, bust, ended, mass, waiting, count, level_of, span, -1)
+    m0 = 1.0 / (1.0 - loop[i0]) if closed else 1.0
+    _roll(i0, score0, m0, ptr, to, delta, p, bust, ended, mass, waiting, count, level_of, span, -1)
     while True:
         s = span[0]
         while s < span[0] + ring and not (count[s % ring] > 0 and level_of[s % ring] == s):

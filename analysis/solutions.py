@@ -28,7 +28,7 @@ on which side of the stop value a roll lies. Every value carries a certified bou
 The decision compares the roll with the exact stop value: ``roll`` or ``stop`` where they differ by more
 than the bound, ``tie`` where the bound cannot tell them apart. The score distribution is that of the float
 policy (roll where the float roll value beats the stop value, ties stop, as exact.py's policy), flowing in
-floats (`flow.turn_flow`, compiled); masses below `PRUNE` are dropped and added to its bound, with the rounding
+floats (`flow.turn_flow`, compiled); masses below `flow.PRUNE` are dropped and added to its bound, with the rounding
 of ``L`` steps. The turn start's distribution (the longest flow, and the question asked most) is worked out by
 `build` and stored.
 """
@@ -42,12 +42,12 @@ from functools import cached_property
 import numpy as np
 
 from .dice import MODES
-from .flow import PRUNE, ring_size, turn_flow
+from .flow import ring_size, turn_flow
 from .policy import Objective, solve
 from .position import DiceState
 from .table import state_code, table_for
 
-__all__ = ["StoredTurn", "build", "rounding", "spread", "PRUNE", "CAP_EFFECT", "UNIT"]
+__all__ = ["StoredTurn", "build", "rounding", "spread", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
 CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
@@ -161,7 +161,7 @@ class StoredTurn:
 
     @cached_property
     def _flow(self) -> tuple:
-        """The compiled flow's arguments that do not depend on the question (`flow.turn_flow`)."""
+        """`flow.turn_flow`'s arguments that do not depend on the question, in its order."""
         a, m = self.arrays, self.meta
         ring = ring_size(int(a["block"].max(initial=0)) + 1, int(m["min_delta"]), self.max_delta)
         return (a["edge_ptr"], a["edge_to"], a["edge_delta"], a["edge_p"], a["bust"], a["loop"],
@@ -171,15 +171,13 @@ class StoredTurn:
         """P(final turn score = k) if the player rolls now and then follows the policy, and its bound.
 
         A forward flow of probability under the stored policy (`flow.turn_flow`), in floats: masses below
-        `PRUNE` are dropped and counted in the bound, with the rounding of ``L`` steps."""
+        `flow.PRUNE` are dropped and counted in the bound, with the rounding of ``L`` steps."""
         a = self.arrays
         if (i0, score0) == (0, 0) and "start_scores" in a:
             return dict(zip(a["start_scores"].tolist(), a["start_probabilities"].tolist())), self.meta["start_within"]
-        ptr, to, delta, p, bust, loop, rank, offsets, rolls, top, compulsory, ring = self._flow
-        ended = np.zeros(max(top, score0) + self.max_delta + 1)
+        ended = np.zeros(max(int(self.meta["top"]), score0) + self.max_delta + 1)
         closed = bool(self.rolls_at(np.array([i0]), score0)[0])
-        dropped = turn_flow(i0, score0, closed, ptr, to, delta, p, bust, loop, rank, offsets, rolls, top, compulsory,
-                            ring, ended)
+        dropped = turn_flow(i0, score0, closed, *self._flow, ended)
         return ({int(k): float(ended[k]) for k in np.flatnonzero(ended > 0)},
                 dropped + float(self.meta["distribution_within"]))
 
