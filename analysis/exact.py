@@ -26,7 +26,6 @@ import itertools
 import math
 from collections import OrderedDict
 from fractions import Fraction
-from functools import lru_cache
 
 import gmpy2
 import numpy as np
@@ -34,10 +33,11 @@ import scipy.sparse as sp
 from gmpy2 import mpq, mpz
 from scipy.sparse.csgraph import connected_components
 
+from .kept import kept
 from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
 from .position import BusState, DiceState
 from .residues import Residues, recovered
-from .table import BUS_ROOTED_KEPT, CHANCE, DECISION, ROOTED_KEPT, STOPPED, TYRE
+from .table import CHANCE, DECISION, STOPPED, TYRE
 
 __all__ = ["ExactTurn", "exact_turn", "to_fraction", "fraction_text", "ExactBusTurn", "exact_bus_turn",
            "solve_exact"]
@@ -482,7 +482,7 @@ def _exact_turn(mode: str, recycle: str, objective: Objective, root: DiceState |
     return ExactTurn(solve(mode, recycle, objective, root, margin))
 
 
-_exact_whole, _exact_rooted = lru_cache(maxsize=64)(_exact_turn), lru_cache(maxsize=ROOTED_KEPT)(_exact_turn)
+_exact_whole, _exact_rooted = kept("whole")(_exact_turn), kept("rooted")(_exact_turn)
 
 
 # -- School Bus ----------------------------------------------------------------------------------------
@@ -1129,5 +1129,4 @@ def _exact_bus_turn(mode: str, recycle: str, objective: Objective, root: BusStat
     return ExactBusTurn(bus_solve(mode, recycle, objective, root, margin))
 
 
-_exact_bus_whole = lru_cache(maxsize=16)(_exact_bus_turn)
-_exact_bus_rooted = lru_cache(maxsize=BUS_ROOTED_KEPT)(_exact_bus_turn)
+_exact_bus_whole, _exact_bus_rooted = kept("bus whole")(_exact_bus_turn), kept("bus rooted")(_exact_bus_turn)

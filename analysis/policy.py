@@ -67,14 +67,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import _sparsetools  # csr_matvec(s): scipy's product on a CSR matrix's own arrays
 
+from .kept import kept
 from .position import BusState, DiceState
-from .table import BUS_ROOTED_KEPT, CHANCE, ROOTED_KEPT, BusTable, Table, bus_table_for, table_for
+from .table import CHANCE, BusTable, Table, bus_table_for, table_for
 
 __all__ = ["Objective", "Solution", "solve", "sweep", "sweep_levels", "parse_objective", "MAX_REACH", "CAP_MARGIN",
            "stop_bound", "BusSolution", "bus_solve", "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
@@ -478,8 +478,8 @@ def _head_times(m: sp.csr_matrix, k: int, x: np.ndarray) -> np.ndarray:
 
 def solve(mode: str, recycle: str, objective: Objective, root: DiceState | None = None,
           margin: int = CAP_MARGIN) -> Solution:
-    """Solve one objective over every state of a mode (see `sweep`), or every state `root` reaches (cached: the
-    last 64 whole tables' solutions and the last `ROOTED_KEPT` rooted ones, however the arguments are passed)."""
+    """Solve one objective over every state of a mode (see `sweep`), or every state `root` reaches (kept as
+    `kept` keeps turns, however the arguments are passed)."""
     return (_solve_whole if root is None else _solve_rooted)(mode, recycle, objective, root, margin)
 
 
@@ -496,7 +496,7 @@ def _solve(mode: str, recycle: str, objective: Objective, root: DiceState | None
     return Solution(table, objective, top, order, offsets, rolls, values, rank, capped)
 
 
-_solve_whole, _solve_rooted = lru_cache(maxsize=64)(_solve), lru_cache(maxsize=ROOTED_KEPT)(_solve)
+_solve_whole, _solve_rooted = kept("whole")(_solve), kept("rooted")(_solve)
 
 
 # -- School Bus ----------------------------------------------------------------------------------------
@@ -770,10 +770,9 @@ def _merged(one, two) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarr
 
 def bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | None = None,
               margin: int = CAP_MARGIN, watched: tuple[int, ...] = ()) -> BusSolution:
-    """Solve one objective over every School Bus node of a mode, or every node `root` reaches (cached as
-    `bus_table_for` caches its tables, per objective: the last 16 whole tables' solutions and the last
-    `BUS_ROOTED_KEPT` rooted ones). The values of the root and of the `watched` nodes are kept at every level
-    (`BusSolution.watched_value`): a float answer reads its actions' values there."""
+    """Solve one objective over every School Bus node of a mode, or every node `root` reaches (kept as
+    `bus_table_for` keeps its tables, per objective). The values of the root and of the `watched` nodes are kept at
+    every level (`BusSolution.watched_value`): a float answer reads its actions' values there."""
     solve_ = _bus_solve_whole if root is None else _bus_solve_rooted
     return solve_(mode, recycle, objective, root, margin, (0, *dict.fromkeys(w for w in watched if w)))
 
@@ -826,4 +825,4 @@ def _cycle_gap(table: BusTable, objective: Objective, top: int, stop: np.ndarray
     return gap + rounding
 
 
-_bus_solve_whole, _bus_solve_rooted = lru_cache(maxsize=16)(_bus_solve), lru_cache(maxsize=BUS_ROOTED_KEPT)(_bus_solve)
+_bus_solve_whole, _bus_solve_rooted = kept("bus whole")(_bus_solve), kept("bus rooted")(_bus_solve)

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache, cached_property, lru_cache, partial
+from functools import cache, cached_property, partial
 from itertools import chain, product
 from math import comb
 from operator import add as _add
@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .dice import BUS, EFFECTS, MODES, Mode
+from .kept import kept
 from .position import BusState, DiceState
 from .roll import (
     TyreTracks,
@@ -63,16 +64,8 @@ from .roll import (
     bus_step,
 )
 
-__all__ = ["Table", "table_for", "state_code", "bus_node_code", "ROOTED_KEPT", "BUS_ROOTED_KEPT", "BusTable",
-           "bus_table_for", "DECISION", "CHANCE", "TYRE", "STOPPED"]
-
-# Tables (and their solutions, exact values) built for one position are kept for the last few positions only:
-# one three shotguns from a bust in direct-to-video-sequel (a shotgun set aside) holds ~0.7 GB with its solution
-# and exact values (a server process measured 3.1 GB after six such positions while 4 were kept).
-ROOTED_KEPT = 2
-# A School Bus position's rooted table is its own (answers are kept by the server's store), and one 3 shotguns from
-# a bust in the sequel holds 4.4 GB with its solution and exact values: the last one only is kept.
-BUS_ROOTED_KEPT = 1
+__all__ = ["Table", "table_for", "state_code", "bus_node_code", "BusTable", "bus_table_for", "DECISION", "CHANCE",
+           "TYRE", "STOPPED"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -662,8 +655,8 @@ def _depths(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def table_for(mode_name: str, recycle: str = "before-draw", root: DiceState | None = None) -> Table:
-    """Breadth-first search from the empty turn over every roll; cached per mode and variant (a rooted
-    table: the last `ROOTED_KEPT`).
+    """Breadth-first search from the empty turn over every roll; kept (`kept`: every whole table, the last few
+    rooted ones).
 
     With `root`, the search starts from that dice state instead: the table then holds only the states
     a turn can reach from there (state 0 is the root), which is all a question about one mid-turn
@@ -677,12 +670,12 @@ def table_for(mode_name: str, recycle: str = "before-draw", root: DiceState | No
     return _whole_table(mode_name, recycle) if root is None else _rooted_table(mode_name, recycle, root)
 
 
-@cache
+@kept("whole")
 def _whole_table(mode_name: str, recycle: str) -> Table:
     return _table(mode_name, recycle, None)
 
 
-@lru_cache(maxsize=ROOTED_KEPT)
+@kept("rooted")
 def _rooted_table(mode_name: str, recycle: str, root: DiceState) -> Table:
     return _table(mode_name, recycle, root)
 
@@ -1185,9 +1178,8 @@ class _BusSearch:
 
 
 def bus_table_for(mode_name: str, recycle: str = "before-draw", root: BusState | None = None) -> BusTable:
-    """Breadth-first search over every School Bus node from the turn start (or from `root`); cached (every
-    mode's whole table, and the last `BUS_ROOTED_KEPT` rooted ones: a Double Feature position's holds up to 4.4 GB
-    with its solution and exact values)."""
+    """Breadth-first search over every School Bus node from the turn start (or from `root`); kept (`kept`: every
+    mode's whole table, the last rooted one)."""
     return (_bus_whole if root is None else _bus_rooted)(mode_name, recycle, root)
 
 
@@ -1299,4 +1291,4 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     )
 
 
-_bus_whole, _bus_rooted = lru_cache(maxsize=8)(_bus_table), lru_cache(maxsize=BUS_ROOTED_KEPT)(_bus_table)
+_bus_whole, _bus_rooted = kept("bus whole")(_bus_table), kept("bus rooted")(_bus_table)

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from flask import Flask
 from flask.testing import FlaskClient
 
-from analysis import next_roll, odds, parse_objective, policy, simulate, table
+from analysis import kept, next_roll, odds, parse_objective, simulate, table
 from analysis.budgets import approximate, room
 from analysis.odds import NearTie
 from analysis.policy import solve
@@ -46,8 +46,7 @@ LATER = [  # room 2 (Santa's helmet still possible, or in force), answered exact
 
 def _release() -> None:
     """Empty the caches of whole-turn tables and solutions (2.5-2.8 GB each here)."""
-    for cached in (table._whole_table, table._bus_rooted, policy._solve_whole, policy._bus_solve_rooted):
-        cached.cache_clear()
+    kept.forget("whole", "bus rooted")
 
 
 @pytest.fixture(scope="module", autouse=True)

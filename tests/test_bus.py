@@ -12,12 +12,13 @@ import pytest
 from analysis import MODES, BusState, Position, PositionError, next_roll, odds, parse_objective
 from analysis.dice import BUS
 from analysis.exact import exact_bus_turn, solve_exact, to_fraction
+from analysis.kept import SIZES
 from analysis.policy import Objective, bus_solve, bus_sweep, close_loops
 from analysis.position import min_noted
 from analysis.residues import Residues
 from analysis.roll import TyreTracks, bus_results, legal_actions
 from analysis.simulate import Turn, roll_once
-from analysis.table import BUS_ROOTED_KEPT, CHANCE, DECISION, BusTable, bus_table_for
+from analysis.table import CHANCE, DECISION, BusTable, bus_table_for
 
 from .montecarlo import N, assert_next_roll_matches, bus_turns, within_4_sigma
 
@@ -467,15 +468,15 @@ def test_a_cyclic_distribution_in_residues_is_the_rationals_one(monkeypatch):
 
 def test_only_the_last_rooted_bus_tables_are_kept():
     """A server answers position after position: a rooted bus table, with its solution and exact values (up to
-    4.4 GB in a Double Feature mode), is kept for the last `BUS_ROOTED_KEPT` position only. (All
-    were kept for the last 16 before: memory grew by 0.4 GB with each Big Summer position one shotgun in.)"""
+    4.4 GB in a Double Feature mode), is kept for the last `kept.SIZES["bus rooted"]` positions only
+    (were all kept, memory would grow by 0.4 GB with each Big Summer position one shotgun in)."""
     positions = [bus(mode=BSAM, footprints=["green"], brains=brains, shotguns=["red", "red"])
                  for brains in (["green"], ["yellow"], ["green", "green"], ["green", "yellow"])]
     for p in positions:
         odds(p)
     roots = {p.bus_state for p in positions}
     gc.collect()
-    assert sum(isinstance(o, BusTable) and o.root in roots for o in gc.get_objects()) <= BUS_ROOTED_KEPT
+    assert sum(isinstance(o, BusTable) and o.root in roots for o in gc.get_objects()) <= SIZES["bus rooted"]
 
 
 def test_the_bus_is_worth_something_from_the_turn_start():

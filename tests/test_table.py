@@ -66,15 +66,15 @@ def test_draw_then_recycle_differs_only_where_the_cup_runs_out():
 
 def test_rooted_tables_are_kept_for_the_last_positions_only():
     """A table built for one position (a Double Feature position's turn) is cached, but only for the last
-    `ROOTED_KEPT` positions: a server answering many positions must not keep every table it built (one
+    `kept.SIZES["rooted"]` positions: a server answering many positions must not keep every table it built (one
     shotgun into a direct-to-video-sequel turn, ~0.7 GB each); the whole-turn table is kept for good."""
     from analysis import Position
-    from analysis.table import ROOTED_KEPT
+    from analysis.kept import SIZES
 
     roots = [Position(mode="big-summer-action-movie", footprints=("green",), brains=(brain,),
                       double_brains=(brain,) if brain == "hunk" else (),  # Hunk's only brain face is a double
                       shotguns=("red", "red")).state for brain in ("green", "yellow", "red", "hunk")]
-    assert len(roots) > ROOTED_KEPT
+    assert len(roots) > SIZES["rooted"]
     first = table_for("big-summer-action-movie", "before-draw", roots[0])
     assert table_for("big-summer-action-movie", "before-draw", roots[0]) is first
     for root in roots[1:]:

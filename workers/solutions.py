@@ -31,6 +31,7 @@ from typing import Any
 
 from celery import shared_task
 
+from analysis import kept
 from analysis.stored import COMBINATIONS, build, open_turn
 
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
@@ -97,12 +98,7 @@ def _manifest_digest(folder: os.PathLike) -> str | None:
 
 def forget_caches() -> None:
     """Drop the tables and solutions a build leaves in this process's caches (gigabytes for the sequel)."""
-    from analysis import policy, table
-
-    table._whole_table.cache_clear()
-    table._bus_whole.cache_clear()
-    policy._solve_whole.cache_clear()
-    policy._bus_solve_whole.cache_clear()
+    kept.forget("whole", "bus whole")
 
 
 def build_and_store(mode: str, recycle: str, bus: bool = False) -> str:
