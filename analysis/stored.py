@@ -1,5 +1,7 @@
 """Which stored solutions there are: one per mode, recycle variant and School Bus or not, but those in `UNSOLVED`.
 
+The modes are `dice.MODES`, read when asked (`combinations`): a mode added there is stored like the others.
+
 `build` makes one (`solutions.build` without the bus, `bus_solutions.build` with it) and `open_turn` reads one back
 from its arrays, whichever it is: the workers store what `build` returns and the server answers from what `open_turn`
 returns, both without knowing which kind of turn it is.
@@ -15,14 +17,18 @@ from . import bus_solutions, solutions
 from .dice import MODES
 from .position import RECYCLE_VARIANTS
 
-__all__ = ["COMBINATIONS", "UNSOLVED", "build", "open_turn", "AnyStoredTurn"]
+__all__ = ["combinations", "UNSOLVED", "build", "open_turn", "AnyStoredTurn"]
 
 # (mode, School Bus) whose whole turn is not solved here, and why: their positions are solved for the request, exactly
 # near the end of a turn.
 UNSOLVED = {("direct-to-video-sequel", True): "its School Bus turn's table alone passes 10 GB (over 4 million nodes)"}
-# Every stored solution, (mode, recycle, school_bus): the base game first, the School Bus after every mode without it.
-COMBINATIONS = tuple((mode, recycle, bus) for bus in (False, True) for mode in MODES for recycle in RECYCLE_VARIANTS
-                     if (mode, bus) not in UNSOLVED)
+
+
+def combinations() -> tuple[tuple[str, str, bool], ...]:
+    """Every stored solution, (mode, recycle, school_bus): the base game first, the School Bus after every mode
+    without it."""
+    return tuple((mode, recycle, bus) for bus in (False, True) for mode in MODES for recycle in RECYCLE_VARIANTS
+                 if (mode, bus) not in UNSOLVED)
 
 AnyStoredTurn = solutions.StoredTurn | bus_solutions.StoredBusTurn
 

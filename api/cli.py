@@ -39,7 +39,6 @@ from .answers import EXPANSION_FIELDS, answer_key, position_from, shared_answer
 from .errors import ApiError, FieldError
 from .odds import answer_for
 from .spec import objective_fault
-from .tables import TABLE_MODES
 
 __all__ = ["main", "Server", "render"]
 
@@ -270,7 +269,7 @@ def tables() -> None:
 
 
 @tables.command("build")
-@click.option("--mode", default="original", show_default=True, type=click.Choice(TABLE_MODES), help="Game mode.")
+@click.option("--mode", default="original", show_default=True, type=click.Choice(list(MODES)), help="Game mode.")
 @click.option("--variant", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
               help="The recycling rule.")
 @click.option("--players", default=2, show_default=True, type=_TwoPlayers(),
@@ -317,7 +316,7 @@ def solutions() -> None:
 def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...], bus: bool | None, quiet: bool) -> None:
     """Solve each chosen mode's whole turn and store it, in this process (the sequel's takes about a minute and
     2.4 GB, with the School Bus up to ~80 s and 2 GB, the others seconds). A stored solution is not built again."""
-    chosen = [(m, v, b) for m, v, b in solution_jobs.COMBINATIONS if (not modes or m in modes) and
+    chosen = [(m, v, b) for m, v, b in solution_jobs.combinations() if (not modes or m in modes) and
               (not variants or v in variants) and (bus is None or b == bus)]
     with click.progressbar(chosen, label="solutions", hidden=quiet,
                            item_show_func=lambda c: c and f"{c[0]}{', School Bus' if c[2] else ''}, {c[1]}") as bar:

@@ -34,7 +34,7 @@ def solution_answer(s: solutions.SolutionStatus) -> dict[str, Any]:
 @bp.get("/v1/solutions")
 @uncached
 def get_solutions() -> Response:
-    response = jsonify({"solutions": [solution_answer(solutions.status(*c)) for c in solutions.COMBINATIONS]})
+    response = jsonify({"solutions": [solution_answer(solutions.status(*c)) for c in solutions.combinations()]})
     response.headers["Cache-Control"] = "no-store"
     return response
 
@@ -42,7 +42,7 @@ def get_solutions() -> Response:
 @bp.get("/v1/solutions/<id>")
 @uncached
 def get_solution(id: str) -> Response:
-    for combination in solutions.COMBINATIONS:
+    for combination in solutions.combinations():
         if solutions.job_id(*combination) == id:
             response = jsonify(solution_answer(solutions.status(*combination)))
             response.headers["Cache-Control"] = "no-store"

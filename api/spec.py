@@ -43,6 +43,7 @@ from openapi_core.validation.schemas.exceptions import InvalidSchemaValue
 from werkzeug.datastructures import ImmutableMultiDict
 from werkzeug.exceptions import NotFound, RequestEntityTooLarge
 
+from analysis.dice import MODES
 from analysis.policy import MAX_REACH
 
 from .errors import ApiError, FieldError, problem
@@ -59,10 +60,18 @@ SPEC_PATH = Path(__file__).parent / "static" / "openapi.yaml"
 CACHE_BUSTER = "_"
 
 
+# The one list of modes in openapi.yaml (every other mode enum is an alias of it): written from `analysis.MODES` when
+# the spec is read, so that a mode added there is served like the others (tests check the file's list is theirs).
+MODES_LIST = re.compile(r"(?m)^(\s*enum: &modes )\[[^\]\n]*\]$")
+
+
 @cache
 def load(path: Path = SPEC_PATH) -> tuple[str, dict[str, Any]]:
-    """The spec's text (served as is) and its parsed form, read once per process."""
-    text = path.read_text(encoding="utf-8")
+    """The spec's text (served as is, its list of modes written from `analysis.MODES`) and its parsed form, read
+    once per process."""
+    text, found = MODES_LIST.subn(lambda m: f"{m[1]}[{', '.join(MODES)}]", path.read_text(encoding="utf-8"))
+    if found != 1:
+        raise ValueError(f"{path} should hold one list of modes (enum: &modes [...]), not {found}")
     return text, yaml.safe_load(text)
 
 

@@ -19,14 +19,13 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 
-from analysis import Decision, FieldError, Odds, PositionError, next_roll, parse_objective
+from analysis import MODES, Decision, FieldError, Odds, PositionError, next_roll, parse_objective
 from analysis.game import GameSolution
 from analysis.game.advice import check_scores, win_advice
 from analysis.game.many import MEASURED, MeasuredError, reduced_table
 from workers.store import ENGINE_VERSION, Key
 from workers.tables import (
     QUEUE_ERRORS,
-    TABLE_MODES,
     NotHere,
     TableJob,
     key_for_job,
@@ -42,7 +41,7 @@ from . import answers
 from .cache import uncached
 from .errors import ApiError
 
-__all__ = ["bp", "TABLE_MODES", "table_url", "table_answer", "table_rows", "reduced_answer", "job_answer", "wants_win",
+__all__ = ["bp", "table_url", "table_answer", "table_rows", "reduced_answer", "job_answer", "wants_win",
            "win_answer"]
 
 bp = Blueprint("tables", __name__)
@@ -246,7 +245,7 @@ def post_job(mode: str) -> Response:
 def get_job(id: str) -> Response:
     key = key_for_job(id)
     try:
-        job = None if key is None or key.mode not in TABLE_MODES else status(key)
+        job = None if key is None else status(key)
     except QUEUE_ERRORS as e:
         raise _queue_down(e) from None
     if job is None:
@@ -262,7 +261,7 @@ def get_tables() -> Response:
     found = []
     stored_keys = store().keys()
     for key in stored_keys:
-        if key.kind != "table" or key.engine != ENGINE_VERSION or key.mode not in TABLE_MODES:
+        if key.kind != "table" or key.engine != ENGINE_VERSION or key.mode not in MODES:
             continue
         entry = stored(key)
         if entry is not None:
@@ -343,9 +342,6 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
         position = answers.position_from({**values, "objective": "expected-brains"})[0]
     except ApiError as e:
         errors = e.errors + errors
-    if position is not None and position.mode not in TABLE_MODES:
-        errors.append(FieldError("mode", f"{no_table_reason(position.mode)}; tables exist for: "
-                                         f"{', '.join(TABLE_MODES)}"))
     if "scores" not in values:
         errors.append(FieldError("scores", "required with objective win, seat or final_round (the mover's score, "
                                            "then the other player's)"))
@@ -355,7 +351,7 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
         except PositionError as e:
             errors += e.errors
     model_error = None
-    if position is not None and game is not None and game.players > 2 and position.mode in TABLE_MODES:
+    if position is not None and game is not None and game.players > 2:
         model_error = MEASURED.get((position.mode, position.recycle, game.players))
         if model_error is None:
             errors.append(FieldError("scores", f"{game.players} players in {position.mode}, {position.recycle}: the "

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.simulate import random_position  # noqa: E402
-from workers.solutions import COMBINATIONS  # noqa: E402
+from workers.solutions import combinations  # noqa: E402
 
 LUA = """
 local f = io.open("%s")
@@ -127,7 +127,7 @@ def main() -> None:
     subprocess.run([str(bin_dir / "zombie-odds"), "solutions", "build", "--quiet"], env=env, check=True)
     rng = random.Random(25)
     paths = list(dict.fromkeys(url(random_position(m, rng, recycle=v, school_bus=bus))
-                               for m, v, bus in (rng.choice(COMBINATIONS) for _ in range(args.positions))))
+                               for m, v, bus in (rng.choice(combinations()) for _ in range(args.positions))))
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as listing:
         listing.write("\n".join(paths) + "\n")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
@@ -145,7 +145,7 @@ def main() -> None:
         odds = run_wrk("http://127.0.0.1:8765", args.seconds, args.connections, script.name)
         after = memory(servers[0].pid)
         bare = run_wrk("http://127.0.0.1:8766/bare", args.seconds, args.connections, None)
-        print(f"{len(paths)} distinct positions over {len(COMBINATIONS)} solutions, {args.connections} connections, "
+        print(f"{len(paths)} distinct positions over {len(combinations())} solutions, {args.connections} connections, "
               f"{args.workers} workers, {args.seconds} s each")
         print("| load | requests | req/s | p50 ms | p99 ms | errors |")
         print("|---|---|---|---|---|---|")

@@ -24,12 +24,12 @@ import numpy as np
 
 
 def build(root: Path) -> None:
-    from workers.solutions import COMBINATIONS
+    from workers.solutions import combinations
 
     env = {**os.environ, "ZOMBIE_ODDS_SOLUTIONS": str(root)}
     print("| mode | bus | recycle | CPU s | wall s | peak MiB | on disk MiB | states or nodes | top | within |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for mode, recycle, bus in COMBINATIONS:
+    for mode, recycle, bus in combinations():
         start = time.perf_counter()
         child = subprocess.Popen([sys.executable, "-m", "api.cli", "solutions", "build", "--quiet", "--mode", mode,
                                   "--variant", recycle, "--school-bus" if bus else "--no-school-bus"], env=env)
@@ -55,15 +55,15 @@ def answers(root: Path, count: int) -> None:
     os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
     from analysis.odds import stored_odds
     from analysis.simulate import random_position
-    from workers.solutions import COMBINATIONS, load
+    from workers.solutions import combinations, load
 
     rng = random.Random(2026)
-    turns = {c: load(*c) for c in COMBINATIONS}
+    turns = {c: load(*c) for c in combinations()}
     missing = [c for c, t in turns.items() if t is None]
     if missing:
         sys.exit(f"not built: {missing} (run `zombie-odds solutions build` with ZOMBIE_ODDS_SOLUTIONS={root})")
     asked = [(c, random_position(c[0], rng, recycle=c[1], school_bus=c[2]))
-             for c in (rng.choice(COMBINATIONS) for _ in range(count))]
+             for c in (rng.choice(combinations()) for _ in range(count))]
     times: dict[str, list[float]] = {}
     for (mode, recycle, bus), position in asked:
         start = time.perf_counter()

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.simulate import random_position  # noqa: E402
 from bench.bench_http import LUA, memory, run_wrk, url, wait_for  # noqa: E402
-from workers.solutions import COMBINATIONS  # noqa: E402
+from workers.solutions import combinations  # noqa: E402
 
 PORT = 8775
 HOSTILE = [
@@ -128,7 +128,7 @@ def main() -> None:
     subprocess.run([str(bin_dir / "zombie-odds"), "solutions", "build", "--quiet"], env=env, check=True)
     rng = random.Random(27)
     paths = list(dict.fromkeys(url(random_position(m, rng, recycle=v, school_bus=bus))
-                               for m, v, bus in (rng.choice(COMBINATIONS) for _ in range(40_000))))
+                               for m, v, bus in (rng.choice(combinations()) for _ in range(40_000))))
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as listing:
         listing.write("\n".join(paths) + "\n")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
@@ -155,7 +155,7 @@ def main() -> None:
         stop.set()
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
-    print(f"{len(paths)} distinct positions over {len(COMBINATIONS)} solutions, {args.connections} connections, "
+    print(f"{len(paths)} distinct positions over {len(combinations())} solutions, {args.connections} connections, "
           f"{args.workers} workers, {args.seconds} s")
     print(f"| /v1/odds load | requests {load['requests']} | {load['rps']:.0f}/s | p50 {load['p50']:.1f} ms | "
           f"p99 {load['p99']:.1f} ms | errors {load['errors']}: {load['non2xx']} not 2xx, {load['socket']} socket "

@@ -19,12 +19,11 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
-from analysis import Position
+from analysis import MODES, Position
 from analysis.game import GameSolution, reduced_win_probability, solve_game
 from analysis.game.many import MEASURED
 from analysis.table import table_for
 from api import create_app, spec
-from api.tables import TABLE_MODES
 from tests.conftest import queued_on
 from workers import app as celery_app
 from workers.celery_app import configure
@@ -212,7 +211,7 @@ def test_jobs_and_lists_are_never_cached(stored: str) -> None:
 
 
 def test_the_table_modes_are_the_spec_s() -> None:
-    assert list(TABLE_MODES) == spec.load()[1]["components"]["schemas"]["TableMode"]["enum"]
+    assert list(MODES) == spec.load()[1]["components"]["schemas"]["TableMode"]["enum"]
 
 
 # -- jobs -----------------------------------------------------------------------------------------

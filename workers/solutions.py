@@ -32,12 +32,12 @@ from typing import Any
 from celery import shared_task
 
 from analysis import kept
-from analysis.stored import COMBINATIONS, build, open_turn
+from analysis.stored import build, combinations, open_turn
 
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
 from .tasks import store as shared_store
 
-__all__ = ["COMBINATIONS", "SolutionStatus", "solution_key", "job_id", "load", "build_and_store", "status", "submit",
+__all__ = ["combinations", "SolutionStatus", "solution_key", "job_id", "load", "build_and_store", "status", "submit",
            "submit_missing", "build_in_background", "build_missing", "build_solution", "forget_caches"]
 
 log = logging.getLogger(__name__)
@@ -226,7 +226,7 @@ def build_missing(first: tuple[str, ...] = ()) -> None:
         return
     try:
         order = [(first[0], first[1], first[2] == "True")] if first else []
-        for mode, recycle, bus in dict.fromkeys([*order, *COMBINATIONS]):
+        for mode, recycle, bus in dict.fromkeys([*order, *combinations()]):
             if not store().has_arrays(solution_key(mode, recycle, bus)):
                 try:
                     build_and_store(mode, recycle, bus)
@@ -240,7 +240,7 @@ def submit_missing() -> None:
     """Have every missing solution built: one Celery task each with `REDIS_URL`, else the background builder."""
     from .celery_app import app
 
-    missing = [c for c in COMBINATIONS if status(*c).state == "missing"]
+    missing = [c for c in combinations() if status(*c).state == "missing"]
     if missing and app.conf.task_always_eager:
         build_in_background()
     elif missing:

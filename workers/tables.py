@@ -32,13 +32,13 @@ from typing import Any
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
+from analysis.dice import MODES
 from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
 from .celery_app import app
 from .store import ENGINE_VERSION, CorruptEntry, Key, held, try_lock
 from .tasks import (
-    TABLE_MODES,
     BrokerUnavailable,
     job_status,
     no_table_reason,
@@ -49,7 +49,7 @@ from .tasks import (
 
 __all__ = ["NotHere", "embedded_modes",
            "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
-           "TABLE_MODES", "no_table_reason"]
+           "no_table_reason"]
 
 # What calling the job queue (Redis) may raise when it is down or unreachable.
 QUEUE_ERRORS = (BrokerUnavailable, OperationalError, RedisError, ConnectionError, TimeoutError)
@@ -90,7 +90,7 @@ def key_for_job(job: str) -> Key | None:
 
 
 def _jobs() -> dict[str, Key]:
-    keys = (table_key(m, v, TWO_PLAYERS) for m in TABLE_MODES for v in RECYCLE_VARIANTS)
+    keys = (table_key(m, v, TWO_PLAYERS) for m in MODES for v in RECYCLE_VARIANTS)
     return {job_id(k): k for k in keys if k.engine == ENGINE_VERSION}
 
 

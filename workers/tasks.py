@@ -45,11 +45,12 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from analysis.dice import MODES
 from analysis.game import WorkUnit, assemble, game_layers, merge, solve_layer
 
 from .store import CorruptEntry, JobKey, Key, Store
 
-__all__ = ["TABLE_MODES", "no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
+__all__ = ["no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
            "start_table_job", "resume_lost_jobs", "store", "BEAT_EVERY", "LOST_AFTER",
            "table_key", "job_status"]
 
@@ -61,16 +62,12 @@ VARIANTS = ("before-draw", "draw-then-recycle")
 BEAT_EVERY = 15  # seconds between two heartbeats of a job while one of its tasks runs
 LOST_AFTER = 60  # a running job without a heartbeat for this long, and none of it queued, is lost
 
-# The modes whose two-player table is computed, each within the issue's memory budget (4 GiB for the whole
-# process: the mode's transition table, its kernel and the solve of one unit). Peak resident memory and CPU
-# of the solve in a fresh process (bench/bench_game.py): see bench/README.md.
-# direct-to-video-sequel's units are at most a third of a score total each (analysis.game.MEMORY_SPLIT).
-TABLE_MODES = ("original", "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel")
-
-
 def no_table_reason(mode: str) -> str | None:
-    """Why `mode` has no full-game table, or None if it has one."""
-    return None if mode in TABLE_MODES else f"no such mode: {mode}"
+    """Why `mode` has no full-game table, or None if it has one: every mode of `analysis.MODES` has one, each
+    computed within 4 GiB for the whole process (the mode's transition table, its kernel and the solve of one
+    unit; the sequel's units are at most a third of a score total each, `analysis.game.MEMORY_SPLIT`; peak
+    memory and CPU per mode in bench/README.md)."""
+    return None if mode in MODES else f"no such mode: {mode}"
 
 
 class BrokerUnavailable(RuntimeError):
