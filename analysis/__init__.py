@@ -4,8 +4,9 @@ Start with `Position` (a validated mid-turn position) and `odds` (the whole answ
 """
 
 from .dice import BUS, DICE, EFFECTS, MODES, Die, Effect, Face, Mode
+from .objectives import ExpectedBrains, FixedRule, Objective, Reach, parse_objective
 from .odds import Decision, GiveUp, Odds, odds
-from .policy import Objective, Solution, parse_objective, solve
+from .policy import Solution, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import ACTIONS, NextRoll, Transition, legal_actions, next_roll
 from .table import Table, table_for
@@ -20,8 +21,10 @@ __all__ = [
     "Decision",
     "Die",
     "Effect",
+    "ExpectedBrains",
     "Face",
     "FieldError",
+    "FixedRule",
     "GiveUp",
     "Mode",
     "NextRoll",
@@ -29,6 +32,7 @@ __all__ = [
     "Odds",
     "Position",
     "PositionError",
+    "Reach",
     "Solution",
     "Table",
     "Transition",

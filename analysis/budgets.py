@@ -8,7 +8,7 @@ position past them with the field and the reason (`too_large`), never minutes of
 from __future__ import annotations
 
 from .dice import EFFECTS
-from .policy import Objective
+from .objectives import ExpectedBrains, Objective
 from .position import FieldError, Position
 
 __all__ = ["room", "max_room", "approximate", "left_out", "too_large", "MAX_ROOM", "BUS_MAX_ROOM", "BUS_VALUES_ROOM",
@@ -110,9 +110,9 @@ def left_out(position: Position) -> str | None:
 
 def too_large(position: Position, objective: Objective | None = None) -> FieldError | None:
     """Why the server does not solve this valid position (with this objective) for one request (None: it does)."""
-    if objective is not None and objective.kind != "expected-brains" and objective.target - position.score > MAX_TARGET:
+    if objective is not None and objective.above(position.score) > MAX_TARGET:
         above = (f"a target at most {MAX_TARGET} brains above the turn's score ({position.score}) is solved for one "
-                 f"request; {objective.name} is {objective.target - position.score} above it, whose exact values take "
+                 f"request; {objective.name} is {objective.above(position.score)} above it, whose exact values take "
                  "minutes")
         if position.school_bus:
             return FieldError("objective", f"with the School Bus {above}")
@@ -126,7 +126,7 @@ def too_large(position: Position, objective: Objective | None = None) -> FieldEr
     kind = f"mode {position.mode}{' with the School Bus' if position.school_bus else ''}"
     values = BUS_VALUES_ROOM.get(position.mode) if position.school_bus else None
     if values is not None and room(position) <= values:
-        if objective is None or objective.kind == "expected-brains":
+        if objective is None or objective == ExpectedBrains():
             return None
         return FieldError("objective", f"{room(position) + 1} shotguns from a bust {kind} is answered for the "
                                        f"objective expected-brains only, without the turn's score distribution; "

@@ -35,7 +35,8 @@ import numpy as np
 
 from .dice import MODES
 from .flow import Flow
-from .policy import Objective, bus_solve
+from .objectives import ExpectedBrains
+from .policy import bus_solve
 from .position import BusState
 from .solutions import CAP_EFFECT, rounding, spread
 from .table import CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for
@@ -48,7 +49,7 @@ ACTION_NAMES = ("roll", "get-off", "board", "stay")
 def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Solve a mode's whole School Bus turn for expected brains: (meta, arrays), the meta as JSON values."""
     table = bus_table_for(mode, recycle)
-    solution = bus_solve(mode, recycle, Objective())
+    solution = bus_solve(mode, recycle, ExpectedBrains())
     n = len(table)
     block = np.full(n, -1, dtype=np.int16)
     layer = np.zeros(n, dtype=np.int16)

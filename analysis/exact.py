@@ -34,7 +34,8 @@ from gmpy2 import mpq, mpz
 from scipy.sparse.csgraph import connected_components
 
 from .kept import kept
-from .policy import CAP_MARGIN, BusSolution, Objective, Solution, bus_solve, solve
+from .objectives import Objective
+from .policy import CAP_MARGIN, BusSolution, Solution, bus_solve, solve
 from .position import BusState, DiceState
 from .residues import Residues, recovered
 from .table import CHANCE, DECISION, STOPPED, TYRE
@@ -93,7 +94,6 @@ class ExactTurn:
         self._choice = self._choices().tobytes()  # indexed for every result visited: bytes read fastest
         self._rank, self._offsets = solution.rank.tolist(), solution.offsets.tolist()
         self._first = table.start if table.compulsory else -1  # the turn start: its roll is compulsory
-        self._target = solution.objective.target if solution.objective.kind == "reach" else None  # `_stop_int`
         self._arrays = (table.edge_ptr, table.edge_delta, table.edge_to, table.edge_ways, solution.rank,
                         np.asarray(solution.offsets), np.frombuffer(self._choice, dtype=np.int8))
 
@@ -104,14 +104,15 @@ class ExactTurn:
         grid = np.empty(len(sol.rolls), dtype=np.int8)
         for score in range(sol.top + 1):
             lo, hi = int(sol.offsets[score]), int(sol.offsets[score + 1])
-            if obj.kind == "rule":
-                forced = (score >= obj.target) | (sol.table.shotguns[sol.order[:hi - lo]] >= obj.shotguns)
-                grid[lo:hi] = np.where(forced, 0, 1)
-            else:
+            grid[lo:hi] = 1  # a player who does not choose rolls wherever the objective does not stop it
+            if obj.chooses:
                 stop = float(obj.stop_value(score))
                 margin = MARGIN * max(1.0, abs(stop))
                 roll = sol.rolls[lo:hi]
                 grid[lo:hi] = np.where(roll > stop + margin, 1, np.where(roll < stop - margin, 0, 2))
+            forced = obj.forced(score, sol.table.shotguns[sol.order[:hi - lo]])
+            if forced is not None:
+                grid[lo:hi][forced] = 0
         return grid
 
     # -- values -------------------------------------------------------------------------------
@@ -120,9 +121,7 @@ class ExactTurn:
 
     def _stop_int(self, score: int) -> int:
         """The stop value, an integer for every objective (reach: 0 or 1; otherwise the score)."""
-        if self.solution.objective.kind == "reach":
-            return int(score >= self.solution.objective.target)
-        return score
+        return self.solution.objective.stop_value(score)
 
     def _float_choice(self, i: int, score: int) -> str | None:
         """'roll' or 'stop' where the float solution is certain; None for a near-tie."""
@@ -173,7 +172,7 @@ class ExactTurn:
 
         `_choice_code` and `_stop_int` on every result of the pairs at once (this runs for every pair reached)."""
         ptr, delta, to, ways, rank, offsets, choice = self._arrays
-        top, first, target = self.solution.top, self._first, self._target
+        top, first, stop = self.solution.top, self._first, self.solution.objective.stop_value
         i = np.array([p[0] for p in pairs], dtype=np.int64)
         a, n = ptr[i], ptr[i + 1] - ptr[i]
         ends = np.cumsum(n)
@@ -189,7 +188,7 @@ class ExactTurn:
         rolls[held] = choice[lo[held] + place[held]] != 0
         if first >= 0:
             rolls |= inside & (j == first)
-        worth = np.where(rolls, 0, w * (s if target is None else s >= target))
+        worth = np.where(rolls, 0, w * stop(s))
         total = np.concatenate([[0], np.cumsum(worth)])
         wholes = (total[ends] - total[ends - n]).tolist()
         return s[rolls], j[rolls], w[rolls], np.bincount(owner[rolls], minlength=len(pairs)), wholes
@@ -281,8 +280,6 @@ class ExactTurn:
         if i == self.solution.table.start and self.solution.table.compulsory:
             return "roll"
         choice = self._float_choice(i, score)
-        if choice is not None and self.solution.objective.kind == "rule":
-            return choice
         if choice is not None:
             return choice
         roll, stop = self.roll(i, score), self.stop(score)
@@ -543,8 +540,7 @@ class ExactBusTurn:
 
     def stop(self, score: int) -> mpq:
         if score not in self._stops:
-            reach = self.solution.objective.kind == "reach"
-            self._stops[score] = mpq(int(score >= self.solution.objective.target)) if reach else mpq(score)
+            self._stops[score] = mpq(self.solution.objective.stop_value(score))
         return self._stops[score]
 
     def _mask(self, i: int, score: int) -> int:

@@ -28,7 +28,8 @@ import numpy as np
 
 from .bus_solutions import StoredBusTurn
 from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
-from .policy import BusSolution, Objective, bus_solve, parse_objective, solve
+from .objectives import ExpectedBrains, Objective, parse_objective
+from .policy import BusSolution, bus_solve, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
 from .solutions import StoredTurn
@@ -174,7 +175,7 @@ def stored_solution(position: Position, objective: Objective, exact: bool = Fals
         raise PositionError([FieldError("exact", f"exact values of mode {position.mode} run to fractions of "
                                                  "thousands of digits, beyond one request; its answers are floats "
                                                  "from the stored solution, each with its bound (drop exact)")])
-    if objective.kind != "expected-brains" or (position.mode, position.school_bus) in UNSOLVED:
+    if objective != ExpectedBrains() or (position.mode, position.school_bus) in UNSOLVED:
         return None
     return position.mode, position.recycle, position.school_bus
 
@@ -230,7 +231,7 @@ def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn) -> Odds:
                                                       f"{position.mode}")])
     score = position.score
     roll, stop = turn.roll(i, score), Fraction(score)
-    decision = Decision(action=turn.decision(i, score, position.turn_start), objective=Objective(), roll=roll,
+    decision = Decision(action=turn.decision(i, score, position.turn_start), objective=ExpectedBrains(), roll=roll,
                         stop=stop, actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": stop},
                         within=turn.within)
     distribution, bound = turn.score_distribution(i, score)
@@ -251,7 +252,7 @@ def _stored_bus_odds(position: Position, turn: StoredBusTurn) -> Odds:
     roll_action = max(rolls, key=values.get)  # (the first of the best, in the table's order)
     stop = Fraction(score)
     actions: dict[str, Fraction | float] = {a: (stop if a == "stop" else v) for a, v in values.items()}
-    decision = Decision(action=turn.decision(values), objective=Objective(), roll=values[roll_action], stop=stop,
+    decision = Decision(action=turn.decision(values), objective=ExpectedBrains(), roll=values[roll_action], stop=stop,
                         actions=actions, roll_action=roll_action, within=turn.within)
     next_rolls = {a: next_roll(position, a) for a in rolls}
     give_up = []
@@ -279,10 +280,13 @@ def _float_odds(position: Position, objective: Objective) -> Odds:
     i, score = table.index[position.state], position.score
     roll, stop = solution.values_at(i, score)
     margin = MARGIN * max(1.0, abs(stop))
+    forced = objective.forced(score, position.state.shotgun_count)
     if position.turn_start:
         action = "roll"  # the first roll of a turn is compulsory
-    elif objective.kind == "rule":
-        action = "stop" if objective.forced_stop(score, position.state.shotgun_count) else "roll"
+    elif forced is not None and forced:
+        action = "stop"
+    elif not objective.chooses:
+        action = "roll"  # (a fixed rule rolls wherever it does not stop)
     else:
         action = _best({"roll": roll, "stop": stop}, margin)
     exact_stop = Fraction(objective.stop_value(score))

@@ -10,7 +10,7 @@ The only cycle is the self-loop ``p`` of a hand of three footprint dice; with ``
 sum, ``roll = r + p * max(S, roll)`` solves to ``r / (1 - p)`` when that is at least ``S`` and to
 ``r + p * S`` otherwise.
 
-Objectives:
+Objectives (objectives.py; each gives ``S`` and where it sets them, the levels to solve and the stops it forces):
 
 * ``expected-brains``: ``S(T) = T``. No cap is needed: with ``q(i)`` the bust probability of the
   next roll and ``m(i)`` the expected brains it shows without busting, if every state stops at
@@ -64,7 +64,6 @@ the Bellman equation at every level, so it is the solution.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -73,60 +72,18 @@ import scipy.sparse as sp
 from scipy.sparse import _sparsetools  # csr_matvec(s): scipy's product on a CSR matrix's own arrays
 
 from .kept import kept
+from .objectives import Objective
 from .position import BusState, DiceState
 from .table import CHANCE, BusTable, Table, bus_table_for, table_for
 
-__all__ = ["Objective", "Solution", "solve", "sweep", "sweep_levels", "parse_objective", "MAX_REACH", "CAP_MARGIN",
-           "stop_bound", "BusSolution", "bus_solve", "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
+__all__ = ["Solution", "solve", "sweep", "sweep_levels", "CAP_MARGIN", "stop_bound", "BusSolution", "bus_solve",
+           "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
 
-MAX_REACH = 40
 CAP_MARGIN = 60  # brains above floor(max C) that a capped (q = 0) table still solves exactly
 CANDIDATE_MARGIN = 1e-9  # options this close to the best are settled in exact arithmetic (exact.MARGIN)
 MAX_PASSES = 60  # sweeps of a bus table with rescues and YIELD, each from the last one's values
 PASS_TOLERANCE = 1e-14  # ... until no value read across a pass moves by more (relative to the top score)
 CYCLE_GAP = 1e-12  # ... and those values are then certified within this of the fixed point (`_cycle_gap`)
-
-
-@dataclass(frozen=True)
-class Objective:
-    """What the player maximises: ``expected-brains``, ``reach:K`` or ``rule:N,S``."""
-
-    kind: str = "expected-brains"
-    target: int = 0  # K for reach, N for rule
-    shotguns: int = 0  # S for rule
-
-    @property
-    def name(self) -> str:
-        if self.kind == "reach":
-            return f"reach:{self.target}"
-        if self.kind == "rule":
-            return f"rule:{self.target},{self.shotguns}"
-        return self.kind
-
-    def stop_value(self, score: int) -> Fraction:
-        if self.kind == "reach":
-            return Fraction(int(score >= self.target))
-        return Fraction(score)
-
-    def forced_stop(self, score: int, shotguns: int) -> bool:
-        return self.kind == "rule" and (score >= self.target or shotguns >= self.shotguns)
-
-
-def parse_objective(text: str) -> Objective:
-    """Parse ``expected-brains``, ``reach:K`` (1 <= K <= 40) or ``rule:N,S`` (N >= 1, 1 <= S <= 3)."""
-    if text == "expected-brains":
-        return Objective()
-    if m := re.fullmatch(r"reach:(\d{1,3})", text):
-        k = int(m[1])
-        if 1 <= k <= MAX_REACH:
-            return Objective("reach", k)
-        raise ValueError(f"reach:K needs 1 <= K <= {MAX_REACH}")
-    if m := re.fullmatch(r"rule:(\d{1,3}),(\d)", text):
-        n, s = int(m[1]), int(m[2])
-        if 1 <= n <= 100 and 1 <= s <= 3:
-            return Objective("rule", n, s)
-        raise ValueError("rule:N,S needs 1 <= N <= 100 and 1 <= S <= 3")
-    raise ValueError("expected 'expected-brains', 'reach:K' or 'rule:N,S'")
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,10 +140,7 @@ class Solution:
         return self.roll_at(state, score), float(self.objective.stop_value(score))
 
     def _roll_above(self, i: int | np.ndarray, score: int) -> float | np.ndarray:
-        t = self.table
-        if self.objective.kind == "reach":
-            return 1.0 - t.bust_f[i]
-        return (1.0 - t.bust_f[i]) * score + t.gain_f[i]
+        return self.objective.roll_where_all_stop(self.table.bust_f[i], self.table.gain_f[i], score)
 
     @property
     def roll(self) -> _Levels:
@@ -289,10 +243,8 @@ def stop_bound(table: Table) -> tuple[Fraction, bool]:
 
 
 def _top(table: Table, objective: Objective, margin: int = CAP_MARGIN) -> tuple[int, bool]:
-    if objective.kind == "reach":
-        return objective.target - 1, False
-    if objective.kind == "rule":
-        return objective.target - 1, False
+    if objective.top is not None:
+        return objective.top, False
     bound, unbounded = stop_bound(table)
     if unbounded:
         return int(bound) + margin, True
@@ -487,11 +439,8 @@ def _solve(mode: str, recycle: str, objective: Objective, root: DiceState | None
     table = table_for(mode, recycle, root)
     top, capped = _top(table, objective, margin)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
-    forced = None
-    if objective.kind == "rule":
-        scores = np.arange(top + 1)[:, None]
-        forced = (scores >= objective.target) | (table.shotguns[None, :] >= objective.shotguns)
-    bounds = state_bounds(table) if objective.kind == "expected-brains" else None
+    forced = objective.forced(np.arange(top + 1)[:, None], table.shotguns[None, :])
+    bounds = state_bounds(table) if objective.top is None else None  # (the table bounds expected brains' levels)
     order, rank, offsets, rolls, values = sweep_levels(table, stop, top, forced, bounds)
     return Solution(table, objective, top, order, offsets, rolls, values, rank, capped)
 
@@ -617,7 +566,6 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     blocks = len(table.blocks)
     lag = max(1, -table.min_delta)
     levels: dict[int, np.ndarray] = {}
-    rule = objective.kind == "rule"
     targets = table.back_nodes
     after = back.copy()
     first_cyclic = table.cyclic.index(True) if any(table.cyclic) else blocks
@@ -671,12 +619,12 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                         c = here[other].max(axis=2)
                         stops = table.can_stop[np.minimum(succ, n - 1)] & (succ < n)
                         r = rest[looped]
-                        if rule:
-                            forced = (t >= objective.target) | (table.shotguns[np.minimum(succ, n - 1)]
-                                                                >= objective.shotguns)
-                            r = r + (q * (stops & forced)).sum(axis=1) * s
-                            q = np.where(stops & forced, 0.0, q)
-                            stops = np.zeros_like(stops)  # the rule stops only where it says so
+                        forced = objective.forced(t, table.shotguns[np.minimum(succ, n - 1)])
+                        if forced is not None:  # a forced stop is worth S, outside the loop
+                            forced &= stops
+                            r = r + (q * forced).sum(axis=1) * s
+                            q = np.where(forced, 0.0, q)
+                        stops &= objective.chooses  # (a player who does not choose stops only where forced)
                         c = np.where(stops, np.maximum(c, s), c)
                         rest[looped] = close_loops(r, q, c)
                     here[chance] = rest
@@ -685,16 +633,13 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                     acts = here[entry["actions"]]
                     best = acts.max(axis=1)
                     can = table.can_stop[decision]
-                    if rule:
-                        forced = (t >= objective.target) | (table.shotguns[decision] >= objective.shotguns)
-                        value = np.where(forced & can, s, best)
-                        take = np.where(forced & can, 1, 0)
-                    else:
-                        value = np.where(can, np.maximum(best, s), best)
-                        take = np.zeros(len(decision), dtype=int)
+                    forced = objective.forced(t, table.shotguns[decision])
+                    take = np.zeros(len(decision), dtype=int) if forced is None else (forced & can).astype(int)
+                    chosen = can & objective.chooses
+                    value = np.where(take == 1, s, np.where(chosen, np.maximum(best, s), best))
                     tol = CANDIDATE_MARGIN * max(1.0, abs(s))
                     free = take == 0
-                    mask = np.where(free & can & (s >= value - tol) & (not rule), 1, take)
+                    mask = np.where(free & chosen & (s >= value - tol), 1, take)
                     for k in range(acts.shape[1]):
                         mask |= np.where(free & (acts[:, k] >= value - tol), 2 << k, 0)
                     here[decision] = value
@@ -781,8 +726,8 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
                watched: tuple[int, ...] = (0,)) -> BusSolution:
     table = bus_table_for(mode, recycle, root)
     tops, capped = None, False
-    if objective.kind in ("reach", "rule"):
-        top = objective.target - 1
+    if objective.top is not None:
+        top = objective.top
     else:  # each block's bound; a cyclic block gets 2 |min_delta| more levels, checked below
         bounds = np.floor(bus_block_bounds(table) + 1e-6)
         capped = bool(np.isinf(bounds).any())

@@ -43,8 +43,9 @@ from .dice import MODES, Mode
 from .exact import MARGIN, ExactTurn, exact_turn, fraction_text
 from .game.rules import Rule, parse_rule, rule_game
 from .game.solution import GameSolution
+from .objectives import ExpectedBrains
 from .odds import NO_WHOLE_TURN, TOO_LARGE
-from .policy import Objective, Solution, solve, sweep
+from .policy import Solution, solve, sweep
 from .position import Position
 from .roll import next_roll
 
@@ -490,7 +491,7 @@ def build(mode: str, variant: str = "before-draw", game: GameSolution | None = N
         add(_bust_section(mode, variant))
         sections.append(_missing("policy", "The optimal policy, summarised", why))
     else:
-        objective = Objective()
+        objective = ExpectedBrains()
         solution = solve(mode, variant, objective)
         exact = exact_turn(mode, variant, objective)
         add(_turn_section(solution, exact))

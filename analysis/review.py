@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 from .dice import EFFECTS, MODES, Face, Mode
 from .exact import ExactTurn, exact_turn
-from .policy import Objective, Solution, solve
+from .objectives import ExpectedBrains
+from .policy import Solution, solve
 from .position import RECYCLE_VARIANTS, DiceState, FieldError, Position, PositionError
 from .roll import convert, draws, needs_recycling, recycled, rescue, set_aside, settle, transitions
 from .table import table_for
@@ -418,7 +419,7 @@ class _Rooted:
                        "its limit (review a shorter log for the rest)")
             if why:
                 return DecisionReview(step, None, None, None, why)
-            objective = Objective()
+            objective = ExpectedBrains()
             found = (solve(self.mode, self.recycle, objective, state), exact_turn(self.mode, self.recycle, objective,
                                                                                  state))
             self.solved.append(found)
@@ -453,7 +454,7 @@ def review(log: GameLog, solution: GameSolution | None = None, missing: str = ""
     if measure == WIN_PROBABILITY or plain:  # the whole turn's table, as the solutions number its states
         index = table_for(log.mode, log.recycle).index
     if measure == EXPECTED_BRAINS and plain:
-        objective = Objective()
+        objective = ExpectedBrains()
         values, exact = solve(log.mode, log.recycle, objective), exact_turn(log.mode, log.recycle, objective)
     rooted = _Rooted(log.mode, log.recycle, unpriced, max_solves)
     decisions = []

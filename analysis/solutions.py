@@ -43,7 +43,8 @@ import numpy as np
 
 from .dice import MODES
 from .flow import ring_size, turn_flow
-from .policy import Objective, solve
+from .objectives import ExpectedBrains
+from .policy import solve
 from .position import DiceState
 from .table import state_code, table_for
 
@@ -56,7 +57,7 @@ CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
 def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Solve a mode's whole turn for expected brains: (meta, arrays), the meta as JSON values."""
     table = table_for(mode, recycle)
-    solution = solve(mode, recycle, Objective())
+    solution = solve(mode, recycle, ExpectedBrains())
     n = len(table)
     block = np.empty(n, dtype=np.int8)
     layer = np.empty(n, dtype=np.int8)

@@ -44,7 +44,7 @@ from werkzeug.datastructures import ImmutableMultiDict
 from werkzeug.exceptions import NotFound, RequestEntityTooLarge
 
 from analysis.dice import MODES
-from analysis.policy import MAX_REACH
+from analysis.objectives import MAX_REACH
 
 from .errors import ApiError, FieldError, problem
 from .faults import RequestUnmarshaller, RequestValidator, first_faults

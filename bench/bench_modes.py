@@ -24,13 +24,14 @@ import time
 def measure_bus(mode: str, recycle: str) -> dict:
     import numpy as np
 
-    from analysis.policy import Objective, bus_solve
+    from analysis.objectives import ExpectedBrains
+    from analysis.policy import bus_solve
     from analysis.table import DECISION, bus_table_for
 
     t0, c0 = time.perf_counter(), time.process_time()
     table = bus_table_for(mode, recycle, None)
     t1, c1 = time.perf_counter(), time.process_time()
-    solution = bus_solve(mode, recycle, Objective(), None)
+    solution = bus_solve(mode, recycle, ExpectedBrains(), None)
     t2, c2 = time.perf_counter(), time.process_time()
     return {"mode": mode, "states": int((table.kind == DECISION).sum()), "nodes": len(table),
             "edges": len(table.edge_to) + sum(len(r) for r in table.loops),
@@ -41,13 +42,14 @@ def measure_bus(mode: str, recycle: str) -> dict:
 
 
 def measure(mode: str, recycle: str) -> dict:
-    from analysis.policy import Objective, solve
+    from analysis.objectives import ExpectedBrains
+    from analysis.policy import solve
     from analysis.table import table_for
 
     t0, c0 = time.perf_counter(), time.process_time()
     table = table_for(mode, recycle)
     t1, c1 = time.perf_counter(), time.process_time()
-    solution = solve(mode, recycle, Objective())
+    solution = solve(mode, recycle, ExpectedBrains())
     t2, c2 = time.perf_counter(), time.process_time()
     # CPU seconds beside wall seconds: on a shared machine the wall time measures the neighbours too.
     return {"mode": mode, "states": len(table), "edges": len(table.edge_to),

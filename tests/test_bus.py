@@ -13,7 +13,8 @@ from analysis import MODES, BusState, Position, PositionError, next_roll, odds, 
 from analysis.dice import BUS
 from analysis.exact import exact_bus_turn, solve_exact, to_fraction
 from analysis.kept import SIZES
-from analysis.policy import Objective, bus_solve, bus_sweep, close_loops
+from analysis.objectives import ExpectedBrains
+from analysis.policy import bus_solve, bus_sweep, close_loops
 from analysis.position import min_noted
 from analysis.residues import Residues
 from analysis.roll import TyreTracks, bus_results, legal_actions
@@ -24,7 +25,7 @@ from .montecarlo import N, assert_next_roll_matches, bus_turns, within_4_sigma
 
 ORIGINAL, BSAM, SANTA, DTV = "original", "big-summer-action-movie", "santa-claus-meets-the-zombies", \
     "direct-to-video-sequel"
-OPTIMAL = Objective()
+OPTIMAL = ExpectedBrains()
 
 
 def bus(**fields) -> Position:
@@ -371,7 +372,7 @@ def test_passes_read_the_blocks_before_the_first_cycle_from_the_first(rooted):
     """Only blocks from the first cyclic one on move between passes: a pass that reads the others from the first
     pass (`Settled`) gives the same values, candidates and passes as passes that sweep every block."""
     p, table, root = rooted
-    objective = Objective()
+    objective = ExpectedBrains()
     whole = bus_solve(p.mode, p.recycle, objective, root)
     stop = np.arange(whole.top + 1 + table.max_delta, dtype=float)
     back = np.repeat(stop[:, None], table.back_nodes.size, axis=1)

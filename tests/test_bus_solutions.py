@@ -10,15 +10,15 @@ import pytest
 from analysis import Position
 from analysis.bus_solutions import StoredBusTurn
 from analysis.exact import exact_bus_turn
+from analysis.objectives import ExpectedBrains
 from analysis.odds import stored_odds
-from analysis.policy import Objective
 from analysis.position import BusState, DiceState
 from analysis.roll import legal_actions, next_roll
 from analysis.simulate import random_position
 from analysis.table import bus_table_for
 from workers import solutions
 
-EXPECTED = Objective()
+EXPECTED = ExpectedBrains()
 
 
 def stored(mode: str, recycle: str = "before-draw") -> StoredBusTurn:

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from analysis import MODES, Position, PositionError, next_roll, odds
 from analysis.dice import BRAIN, DICE, DOUBLE_BRAIN, DOUBLE_SHOTGUN, ENERGY_DRINK, FOOTPRINTS, GIFT, HELMET, SHOTGUN
 from analysis.exact import exact_turn, to_fraction
-from analysis.policy import Objective, solve, stop_bound
+from analysis.objectives import ExpectedBrains
+from analysis.policy import solve, stop_bound
 from analysis.position import DiceState
 from analysis.roll import _special_transitions, convert, recycled, rescue, set_aside, settle, transitions
 from analysis.table import table_for
@@ -19,7 +20,7 @@ from .montecarlo import assert_next_roll_matches, assert_turn_matches
 from .strategies import reachable_positions
 
 BSAM, SANTA, DTV = "big-summer-action-movie", "santa-claus-meets-the-zombies", "direct-to-video-sequel"
-OPTIMAL = Objective()
+OPTIMAL = ExpectedBrains()
 
 
 # -- dice and modes ------------------------------------------------------------------------------

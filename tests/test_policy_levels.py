@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from analysis import Position
-from analysis.policy import Objective, solve, state_bounds, sweep, sweep_levels
+from analysis.objectives import ExpectedBrains
+from analysis.policy import solve, state_bounds, sweep, sweep_levels
 from analysis.table import table_for
 
-OPTIMAL = Objective()
+OPTIMAL = ExpectedBrains()
 HELMET = Position(mode="santa-claus-meets-the-zombies", footprints=["red", "red"], brains=["yellow"],
                   effects=["helmet"])  # some states cannot bust: a capped turn, some bounds infinite
 

@@ -23,7 +23,8 @@ from analysis import MODES, next_roll
 from analysis.charts import roll_stop_regions
 from analysis.exact import exact_turn, to_fraction
 from analysis.game import solve_game
-from analysis.policy import Objective, solve
+from analysis.objectives import ExpectedBrains
+from analysis.policy import solve
 from analysis.report import (
     build,
     bust_positions,
@@ -77,7 +78,7 @@ def test_the_turn_section_is_exact(content):
     turn = section(content, "turn")
     expected = turn["facts"][0]
     assert expected["value"] == 2.2591498606035167
-    exact = exact_turn("original", "before-draw", Objective())
+    exact = exact_turn("original", "before-draw", ExpectedBrains())
     assert Fraction(expected["exact"]) == to_fraction(exact.roll(0, 0))
     rows = table(content, "score_distribution")["rows"]
     assert sum(Fraction(e) for _, e, _ in rows) == 1  # the whole distribution, exactly
@@ -126,8 +127,8 @@ def test_the_game_and_rules_sections(content):
 
 @pytest.fixture(scope="module")
 def summary():
-    exact = exact_turn("original", "before-draw", Objective())
-    return summarise_policy(solve("original", "before-draw", Objective()), exact), exact
+    exact = exact_turn("original", "before-draw", ExpectedBrains())
+    return summarise_policy(solve("original", "before-draw", ExpectedBrains()), exact), exact
 
 
 def test_visits_add_up_to_the_exact_score_distribution(summary):
@@ -376,7 +377,7 @@ def test_an_expansion_turn_section_is_exact(mode):
     effects = ["helmet"] if mode == SANTA else []
     position = Position(mode=mode, brains=["green"] * 3 + ["yellow"], effects=effects, shotguns=["red", "red"],
                         footprints=["yellow"])
-    exact = exact_turn(mode, "before-draw", Objective(), position.state)
+    exact = exact_turn(mode, "before-draw", ExpectedBrains(), position.state)
     assert not exact.solution.capped
     section_, (distribution,) = _turn_section(exact.solution, exact)
     value = Fraction(section_["facts"][0]["exact"])

@@ -26,7 +26,7 @@ from analysis import MODES, Position, odds
 from analysis.exact import exact_turn
 from analysis.game import GameSolution, policy_table, solve_game
 from analysis.game.play import dice_state_index, fresh_turn
-from analysis.policy import Objective
+from analysis.objectives import ExpectedBrains
 from analysis.review import MISTAKE_TOL, GameLog, LogError, replay, review
 from analysis.simulate import Turn, _busted, _double_feature_effects, _settle, _take_dice, roll_once
 from analysis.table import table_for
@@ -152,7 +152,7 @@ def test_a_bad_choice_costs_the_difference_of_win_probability(timid_game: dict, 
 def test_without_a_table_the_measure_is_expected_brains(timid_game: dict) -> None:
     r = review(GameLog.from_dict(timid_game), None, "no table here")
     assert r.measure == "expected-brains" and r.reason == "no table here"
-    exact = exact_turn("original", "before-draw", Objective())
+    exact = exact_turn("original", "before-draw", ExpectedBrains())
     for d in r.decisions:
         assert d.best == exact.decision(table_for("original").index[d.step.position.state], d.step.position.score)
         assert d.cost >= 0 and d.mistake == (d.cost > MISTAKE_TOL)
@@ -164,7 +164,7 @@ def test_without_a_table_the_measure_is_expected_brains(timid_game: dict) -> Non
 
 
 def test_an_expected_brains_player_costs_nothing_without_a_table() -> None:
-    exact = exact_turn("original", "before-draw", Objective())
+    exact = exact_turn("original", "before-draw", ExpectedBrains())
     log = play_log(lambda seat, scores, state, total: exact.decision(state, total) == "roll", random.Random(3),
                    names=("Ann", "Bob", "Cy"))
     r = review(GameLog.from_dict(log))

@@ -86,7 +86,7 @@ def expensive(values: Any) -> bool:
         objective = parse_objective(values.get("objective", "expected-brains"))
     except (PositionError, ValueError, TypeError):
         return False
-    if objective.kind != "expected-brains" and objective.target > CHEAP_TARGET:
+    if objective.above(0) > CHEAP_TARGET:
         return True
     if not position.game_mode.plain or position.school_bus:  # Double Feature, School Bus (module docstring)
         return too_large(position) is None and (position.school_bus or room(position) > 0)

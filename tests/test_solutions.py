@@ -9,13 +9,13 @@ import pytest
 
 from analysis import Position
 from analysis.exact import exact_turn
-from analysis.policy import Objective
+from analysis.objectives import ExpectedBrains
 from analysis.position import DiceState
 from analysis.simulate import random_position
 from analysis.solutions import StoredTurn, build
 from analysis.table import table_for
 
-EXPECTED = Objective()
+EXPECTED = ExpectedBrains()
 
 
 @cache

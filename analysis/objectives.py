@@ -1,0 +1,128 @@
+"""What a player maximises over one turn: each objective a type that says what stopping is worth, where the
+player must stop, and how far its solve needs to look.
+
+A solver (policy.py, exact.py) values a turn by backward induction from the stop values ``S(T)`` at each
+turn score ``T``; the objective supplies them and nothing else about the game:
+
+* `ExpectedBrains`: ``S(T) = T``. The player stops where rolling is worth less. The score levels to solve
+  are the table's own (above a bound every state stops: `policy.stop_bound`), so `top` is None.
+* `Reach` ``K``: ``S(T) = 1`` if ``T >= K`` else 0, the chance of ending the turn with at least ``K``
+  brains. At ``T >= K`` stopping is worth 1 and rolling less, so levels ``0..K-1`` are solved.
+* `FixedRule` ``N, S``: the fixed rule "stop at >= N brains or >= S shotguns", its expected score: the player
+  never chooses (`chooses` is false): it stops where `forced` says so and rolls everywhere else.
+
+Every stop value is an integer, so that exact solvers keep it exact and float solvers read it exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+__all__ = ["Objective", "ExpectedBrains", "Reach", "FixedRule", "parse_objective", "MAX_REACH"]
+
+MAX_REACH = 40  # the highest K of reach:K (a turn rarely scores more; the solve grows with K)
+
+
+@dataclass(frozen=True)
+class _Objective:
+    """What objectives share unless they say otherwise: stopping is worth the score, the player chooses where to
+    stop and is never made to, and the table's own levels are solved."""
+
+    chooses: ClassVar[bool] = True  # the player stops where stopping is worth as much as the best action
+    top: ClassVar[int | None] = None  # the highest score level to solve, where the objective sets it
+
+    def stop_value(self, score: int) -> int:
+        """What stopping is worth at `score` (an array of scores: an array of values)."""
+        return score
+
+    def forced(self, score: int | np.ndarray, shotguns: int | np.ndarray) -> np.ndarray | None:
+        """Where the player must stop, at these scores and shotgun counts (arrays broadcast); None: nowhere."""
+        return None
+
+    def roll_where_all_stop(self, bust: float | np.ndarray, gain: float | np.ndarray,
+                            score: int) -> float | np.ndarray:
+        """The value of rolling once where every result then stops: ``(1 - q) T + m``."""
+        return (1.0 - bust) * score + gain
+
+    def above(self, score: int) -> int:
+        """How many brains above `score` the objective's target lies (0: it has none)."""
+        return 0
+
+
+@dataclass(frozen=True)
+class ExpectedBrains(_Objective):
+    """Maximise the turn's expected score."""
+
+    name: ClassVar[str] = "expected-brains"
+
+
+@dataclass(frozen=True)
+class Reach(_Objective):
+    """Maximise the chance of ending the turn with at least `target` brains."""
+
+    target: int
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"reach:{self.target}"
+
+    @property
+    def top(self) -> int:  # type: ignore[override]
+        return self.target - 1
+
+    def stop_value(self, score: int) -> int:
+        return (score >= self.target) * 1  # (an array of scores: an array of 0s and 1s)
+
+    def roll_where_all_stop(self, bust: float | np.ndarray, gain: float | np.ndarray,
+                            score: int) -> float | np.ndarray:
+        return 1.0 - bust
+
+    def above(self, score: int) -> int:
+        return self.target - score
+
+
+@dataclass(frozen=True)
+class FixedRule(_Objective):
+    """Follow "stop at >= `target` brains or >= `shotguns` shotguns": its expected score."""
+
+    target: int
+    shotguns: int
+    chooses: ClassVar[bool] = False
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"rule:{self.target},{self.shotguns}"
+
+    @property
+    def top(self) -> int:  # type: ignore[override]
+        return self.target - 1
+
+    def forced(self, score: int | np.ndarray, shotguns: int | np.ndarray) -> np.ndarray:
+        return (np.asarray(score) >= self.target) | (np.asarray(shotguns) >= self.shotguns)
+
+    def above(self, score: int) -> int:
+        return self.target - score
+
+
+Objective = ExpectedBrains | Reach | FixedRule
+
+
+def parse_objective(text: str) -> Objective:
+    """Parse ``expected-brains``, ``reach:K`` (1 <= K <= `MAX_REACH`) or ``rule:N,S`` (N >= 1, 1 <= S <= 3)."""
+    if text == ExpectedBrains.name:
+        return ExpectedBrains()
+    if m := re.fullmatch(r"reach:(\d{1,3})", text):
+        k = int(m[1])
+        if 1 <= k <= MAX_REACH:
+            return Reach(k)
+        raise ValueError(f"reach:K needs 1 <= K <= {MAX_REACH}")
+    if m := re.fullmatch(r"rule:(\d{1,3}),(\d)", text):
+        n, s = int(m[1]), int(m[2])
+        if 1 <= n <= 100 and 1 <= s <= 3:
+            return FixedRule(n, s)
+        raise ValueError("rule:N,S needs 1 <= N <= 100 and 1 <= S <= 3")
+    raise ValueError("expected 'expected-brains', 'reach:K' or 'rule:N,S'")
