@@ -8,22 +8,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from hypothesis import given, settings
 
-from analysis import ExpectedBrains, FixedRule, Position, Reach, odds, parse_objective, solve
+from analysis import ExpectedBrains, Position, odds, parse_objective, solve
 from analysis.exact import RESIDUES_FROM, ExactTurn, exact_turn, to_fraction
 from analysis.table import table_for
 
 from .strategies import positions
 
 OPTIMAL = ExpectedBrains()
-
-
-def test_parse_objective():
-    assert parse_objective("expected-brains") == ExpectedBrains()
-    assert parse_objective("reach:13") == Reach(13)
-    assert parse_objective("rule:5,2") == FixedRule(5, 2)
-    for bad in ("reach:0", "reach:41", "rule:0,2", "rule:5,4", "max", "reach:x", ""):
-        with pytest.raises(ValueError):
-            parse_objective(bad)
 
 
 def test_optimal_expected_score_from_the_empty_turn():
