@@ -4,7 +4,7 @@ Start with `Position` (a validated mid-turn position) and `odds` (the whole answ
 """
 
 from .dice import BUS, DICE, EFFECTS, MODES, Die, Effect, Face, Mode
-from .objectives import ExpectedBrains, FixedRule, Objective, Reach, parse_objective
+from .objectives import ExpectedBrains, FixedRule, Objective, Reach, Win, parse_objective
 from .odds import Decision, GiveUp, Odds, odds
 from .policy import Solution, solve
 from .position import BusState, FieldError, Position, PositionError
@@ -36,6 +36,7 @@ __all__ = [
     "Solution",
     "Table",
     "Transition",
+    "Win",
     "legal_actions",
     "next_roll",
     "odds",

@@ -12,17 +12,24 @@ turn score ``T``; the objective supplies them and nothing else about the game:
   never chooses (`chooses` is false): it stops where `forced` says so and rolls everywhere else.
 
 Every stop value is an integer, so that exact solvers keep it exact and float solvers read it exactly.
+
+* `Win`: the chance of winning the game around the turn (its scores, read against the mode's full-game table).
+  Its values are the game table's (analysis/game), not a turn solve's: `odds.win_odds` answers it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-__all__ = ["Objective", "ExpectedBrains", "Reach", "FixedRule", "parse_objective", "MAX_REACH"]
+if TYPE_CHECKING:
+    from .game import GameSolution
+    from .game.advice import GameScores
+
+__all__ = ["Objective", "ExpectedBrains", "Reach", "FixedRule", "Win", "parse_objective", "MAX_REACH"]
 
 MAX_REACH = 40  # the highest K of reach:K (a turn rarely scores more; the solve grows with K)
 
@@ -109,6 +116,16 @@ class FixedRule(_Objective):
 
 
 Objective = ExpectedBrains | Reach | FixedRule
+
+
+@dataclass(frozen=True)
+class Win:
+    """Maximise the chance of winning the game `scores` (`game.advice.check_scores`), read against the mode's
+    full-game `table`."""
+
+    scores: GameScores
+    table: GameSolution = field(compare=False, repr=False)
+    name: ClassVar[str] = "win"
 
 
 def parse_objective(text: str) -> Objective:

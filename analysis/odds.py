@@ -28,7 +28,8 @@ import numpy as np
 
 from .bus_solutions import StoredBusTurn
 from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
-from .objectives import ExpectedBrains, Objective, parse_objective
+from .game.advice import WinAdvice, win_advice
+from .objectives import ExpectedBrains, Objective, Win, parse_objective
 from .policy import BusSolution, bus_solve, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
@@ -36,8 +37,8 @@ from .solutions import StoredTurn
 from .stored import UNSOLVED
 from .table import bus_table_for, table_for
 
-__all__ = ["Odds", "Decision", "GiveUp", "odds", "stored_odds", "stored_solution", "EXACT_MODES", "TurnStartTooLarge",
-           "NearTie", "NO_WHOLE_TURN", "WITHIN", "within"]
+__all__ = ["Odds", "Decision", "GiveUp", "odds", "win_odds", "stored_odds", "stored_solution", "EXACT_MODES",
+           "TurnStartTooLarge", "NearTie", "NO_WHOLE_TURN", "WITHIN", "within"]
 
 # Modes whose whole-turn table (every dice state from the turn start) is too large to build here:
 # their positions are answered from the states the position reaches, which is small mid-turn.
@@ -82,7 +83,7 @@ class Decision:
     action: str  # "roll", "stop" or "tie" (School Bus: also "board", "stay", "get-off")
     objective: Objective
     roll: Fraction | float
-    stop: Fraction
+    stop: Fraction | float  # (a float: the objective win's P(win) if the player stops)
     actions: dict[str, Fraction | float] = field(default_factory=dict)  # every legal action -> its value
     roll_action: str = "roll"  # the rolling action `roll` values (School Bus: the best one)
     within: float | None = None  # the bound on every float value here (None: `within` of each value)
@@ -113,6 +114,7 @@ class Odds:
     give_up: tuple[GiveUp, ...] = ()  # School Bus: tyre tracks on the next roll
     # a float distribution (`stored_odds`): the bound on each of its probabilities; None: exact
     distribution_within: float | None = None
+    win: WinAdvice | None = None  # the objective win: the game table's advice (`win_odds`)
 
 
 def _bus_odds(position: Position, objective: Objective, distribution: bool) -> Odds:
@@ -180,7 +182,16 @@ def stored_solution(position: Position, objective: Objective, exact: bool = Fals
     return position.mode, position.recycle, position.school_bus
 
 
-def odds(position: Position, objective: Objective | str = "expected-brains", distribution: bool = True,
+def win_odds(position: Position, objective: Win) -> Odds:
+    """The answer by probability of winning the game around the turn: the next roll exact, the decision and the
+    values of rolling and stopping (P(win), floats) read from the game's table (`game.advice.win_advice`: 3 to 8
+    players by its reduced model), and no score distribution (a turn played to win is not played for brains)."""
+    advice = win_advice(objective.table, position, objective.scores)
+    return Odds(position, next_roll(position), Decision(advice.action, objective, advice.roll, advice.stop), None,
+                win=advice)
+
+
+def odds(position: Position, objective: Objective | Win | str = "expected-brains", distribution: bool = True,
          exact: bool = True) -> Odds:
     """Exact next roll, decision and final-score distribution for `position` (with the School Bus, without the
     distribution if not `distribution`: where YIELD's rescues make cycles, it can cost more than the rest).
@@ -188,6 +199,8 @@ def odds(position: Position, objective: Objective | str = "expected-brains", dis
     `_bus_float_odds`)."""
     if isinstance(objective, str):
         objective = parse_objective(objective)
+    if isinstance(objective, Win):
+        return win_odds(position, objective)
     if not exact:
         return (_bus_float_odds if position.school_bus else _float_odds)(position, objective)
     if position.school_bus:

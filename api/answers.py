@@ -118,7 +118,7 @@ def answer(o: Odds) -> dict[str, Any]:
             "expected_brains": exact_json(roll.expected_brains),
             "recycles": roll.recycles,
         },
-        "decision": {
+        "decision": _win_decision(o) if o.win is not None else {
             "action": decision.action,
             "objective": decision.objective.name,
             "roll": _value(decision.roll, decision.within),
@@ -126,8 +126,17 @@ def answer(o: Odds) -> dict[str, Any]:
             **({"actions": _actions(o)} if double_feature or bus else {}),
             **({"give_up": _give_up(o)} if bus else {}),
         },
-        **({"turn": _turn(o)} if o.score_distribution is not None else {"turn_left_out": left_out(p)}),
+        **({"turn": _turn(o)} if o.score_distribution is not None else
+           {} if o.win is not None else {"turn_left_out": left_out(p)}),
     }
+
+
+def _win_decision(o: Odds) -> dict[str, Any]:
+    """The decision by probability of winning (schema `Decision` with objective ``win``): P(win) if the player
+    rolls and if it stops, and what the worse action gives up."""
+    win = o.win
+    return {"action": win.action, "objective": "win", "roll": {"value": win.roll}, "stop": {"value": win.stop},
+            **({"cost": {"value": win.cost}} if win.cost is not None else {})}
 
 
 def _turn(o: Odds) -> dict[str, Any]:

@@ -14,14 +14,13 @@ import csv
 import io
 import threading
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 
-from analysis import MODES, Decision, FieldError, Odds, PositionError, next_roll, parse_objective
+from analysis import MODES, FieldError, PositionError, Win, odds
 from analysis.game import GameSolution
-from analysis.game.advice import check_scores, win_advice
+from analysis.game.advice import check_scores, reduced_model_error
 from analysis.game.many import MEASURED, MeasuredError, reduced_table
 from workers.store import ENGINE_VERSION, Key
 from workers.tables import (
@@ -350,34 +349,26 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
             game = check_scores(values["scores"], values.get("seat"), values.get("final_round"))
         except PositionError as e:
             errors += e.errors
-    model_error = None
-    if position is not None and game is not None and game.players > 2:
-        model_error = MEASURED.get((position.mode, position.recycle, game.players))
-        if model_error is None:
-            errors.append(FieldError("scores", f"{game.players} players in {position.mode}, {position.recycle}: the "
-                                               "reduced model of 3 to 8 players has not been checked against "
-                                               "simulation there (bench/bench_many.py)"))
+    if position is not None and game is not None:
+        try:
+            reduced_model_error(position, game)
+        except PositionError as e:
+            errors += e.errors
     if errors or position is None or game is None:
         raise ApiError(422, "impossible request: " + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
 
     key = table_key(position.mode, position.recycle, 2)
     solution, sha256 = _solution_or_503(key)
     try:
-        advice = win_advice(solution, position, game)
+        o = odds(position, Win(game, solution))
     except PositionError as e:
         raise ApiError(422, "impossible position: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
                        e.errors) from None
-    # answers.answer renders the position and its next roll; its decision and turn are replaced below
-    placeholder = Decision("roll", parse_objective("expected-brains"), Fraction(0), Fraction(0))
-    result = answers.answer(Odds(position, next_roll(position), placeholder, {}))
-    result["decision"] = {"action": advice.action, "objective": "win", "roll": {"value": advice.roll},
-                          "stop": {"value": advice.stop}}
-    if advice.cost is not None:
-        result["decision"]["cost"] = {"value": advice.cost}
-    del result["turn"]
+    result = answers.answer(o)
     result["game"] = {"scores": list(game.scores), "seat": game.player_seat, "final_round": game.final_round,
-                      "phase": game.phase, "win_probability": {"value": advice.turn_start},
+                      "phase": game.phase, "win_probability": {"value": o.win.turn_start},
                       "table": table_url(key, sha256), "cap_error": solution.cap_error}
+    model_error = o.win.model_error
     if model_error is not None:  # 3 to 8 players: the reduced model's duel (analysis/game/advice.py)
         result["game"].update(players=game.players, model="duel-the-leader",
                               duel={"scores": [game.mover, game.other], "seat": game.seat},

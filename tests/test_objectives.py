@@ -44,3 +44,21 @@ def test_levels_and_targets() -> None:
     q, m = np.array([0.5, 0.25]), np.array([1.0, 2.0])
     assert (ExpectedBrains().roll_where_all_stop(q, m, 4) == (1 - q) * 4 + m).all()
     assert (Reach(13).roll_where_all_stop(q, m, 13) == 1 - q).all()
+
+
+def test_win_is_answered_by_the_analysis_like_the_others() -> None:
+    """`odds` with `Win` reads the decision from the game's table: P(win) of rolling and of stopping, the next roll
+    exact, no score distribution."""
+    from analysis import Position, Win, next_roll, odds
+    from analysis.game import solve_game
+    from analysis.game.advice import check_scores, win_advice
+
+    table = solve_game("original")
+    position = Position(footprints=("green",), brains=("green", "yellow"), shotguns=("red",))
+    scores = check_scores([10, 12], 1)
+    o = odds(position, Win(scores, table))
+    advice = win_advice(table, position, scores)
+    assert (o.decision.action, o.decision.roll, o.decision.stop) == (advice.action, advice.roll, advice.stop)
+    assert o.decision.objective.name == "win" and o.win == advice and o.score_distribution is None
+    assert o.next_roll == next_roll(position)
+    assert 0 < advice.stop < 1 and advice.cost == abs(advice.roll - advice.stop)

@@ -31,10 +31,10 @@ from ..position import FieldError, Position, PositionError
 from ..table import table_for
 from .duel import GOAL, certain_tops, phase, stop_values
 from .kernel import kernel_for
-from .many import reduced_win_probability
+from .many import MEASURED, MeasuredError, reduced_win_probability
 from .solution import GameDecision, GameSolution
 
-__all__ = ["GameScores", "WinAdvice", "check_scores", "win_advice"]
+__all__ = ["GameScores", "WinAdvice", "check_scores", "reduced_model_error", "win_advice"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class WinAdvice:
     stop: float
     cost: float | None
     turn_start: float  # P(the mover wins) from the start of this turn
+    model_error: MeasuredError | None = None  # 3 to 8 players: the reduced model's, measured against simulation
 
 
 def check_scores(scores: list[int], seat: int | None, final_round: bool | None = None,
@@ -140,6 +141,7 @@ def win_advice(solution: GameSolution, position: Position, scores: GameScores) -
     if position.state not in table.index:
         raise PositionError([FieldError("footprints", "no sequence of rolls leaves the dice like this in mode "
                                                       f"{position.mode}")])
+    model_error = reduced_model_error(position, scores)
     i, total = table.index[position.state], position.score
     game = (scores.seat, scores.mover, scores.other)
     top = int(certain_tops(kernel_for(solution.mode, solution.recycle), solution.values, *game).max())
@@ -149,7 +151,20 @@ def win_advice(solution: GameSolution, position: Position, scores: GameScores) -
         start = reduced_win_probability(solution, scores.players, scores.mover, scores.other, scores.seat == 2)
     else:
         start = solution.win_probability(scores.seat, scores.mover, scores.other)
-    return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost, start)
+    return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost, start, model_error)
+
+
+def reduced_model_error(position: Position, scores: GameScores) -> MeasuredError | None:
+    """The reduced model's error measured against simulation, for a game of 3 to 8 players (None for two); a
+    PositionError naming ``scores`` where it was not measured (the model is not served there)."""
+    if scores.players == 2:
+        return None
+    error = MEASURED.get((position.mode, position.recycle, scores.players))
+    if error is None:
+        raise PositionError([FieldError("scores", f"{scores.players} players in {position.mode}, {position.recycle}: "
+                                                  "the reduced model of 3 to 8 players has not been checked against "
+                                                  "simulation there (bench/bench_many.py)")])
+    return error
 
 
 def _roll_once(solution: GameSolution, game: tuple[int, int, int], i: int, total: int) -> GameDecision:
