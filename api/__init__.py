@@ -56,6 +56,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     # An odds answer that took this many seconds is stored for every worker (api.answers.shared_answer); off under
     # TESTING, where a test that wants it sets it and its own store.
     app.config.setdefault("SHARE_ANSWERS_AFTER", None if app.testing else 1.0)
+    # ... and a request waits this many seconds for an answer being computed, then is answered 503 naming its job
+    # (api.answers): well within the request's deadline (api.deadline)
+    app.config.setdefault("ANSWER_WAIT", None if app.testing else 8.0)
     app.json.sort_keys = False  # keep answers in the order the spec documents them
 
     errors.register(app)

@@ -1,15 +1,25 @@
 """The /v1/odds answer of one position and objective, as the documented JSON: the position read from validated
-request values (`position_from`), the answer computed for the request where no stored solution holds it (`compute`,
-within the per-mode limits below), and rendered (`answer`), shared by every process through the store
-(`shared_answer`). api/odds.py serves it; api/tables.py renders a win answer's position and next roll with it.
+request values (`position_from`), the answer computed where no stored solution holds it (`compute`, within the
+per-mode limits of analysis/budgets.py), and rendered (`answer`), shared by every process through the store
+(`shared_answer`). api/odds.py serves it; api/tables.py serves the objective win with it.
+
+No request computes for long: such an answer is computed by a job, a thread of the server (`_jobs`, a few at a
+time), which the request waits for up to `ANSWER_WAIT` seconds; past them the answer is a 503 with `Retry-After`
+naming the job, ``/v1/answers/{id}``, while the job goes on and stores the answer, which the question asked again
+(or the job's URL) then reads. The job holds the answer's lock in the store while it computes, so that every
+process asked the same question computes it once; a process that dies mid-job leaves nothing half stored, and the
+question asked again starts it again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as StillComputing
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -21,13 +31,14 @@ from analysis.budgets import approximate, left_out, room, too_large
 from analysis.exact import fraction_text
 from analysis.odds import NearTie, TurnStartTooLarge, within
 from analysis.roll import legal_actions
-from workers.store import CorruptEntry, Key, Store
+from workers.store import CorruptEntry, Key, Store, held
 from workers.tasks import store
 
 from .errors import ApiError, FieldError
 
-__all__ = ["answer", "answer_key", "compute", "position_from", "shared_answer", "only_rolling_action", "exact_json",
-           "EXPANSION_FIELDS", "BUS_FIELDS", "POSITION_FIELDS"]
+__all__ = ["answer", "answer_key", "answer_job", "compute", "computing", "position_from", "read_answer",
+           "shared_answer", "only_rolling_action", "exact_json", "EXPANSION_FIELDS", "BUS_FIELDS", "POSITION_FIELDS",
+           "JOBS", "RETRY_AFTER"]
 
 log = logging.getLogger(__name__)
 
@@ -173,22 +184,69 @@ def answer_key(position: Position, objective: str) -> Key:
 
 
 def shared_answer(position: Position, objective: str) -> dict[str, Any]:
-    """The answer, from the store if another worker (or this server before a restart) computed it; computed
-    here otherwise, and stored when it took `SHARE_ANSWERS_AFTER` seconds or more.
+    """The answer, from the store if another worker (or this server before a restart) computed it; else computed
+    by a job (module docstring), stored when it took `SHARE_ANSWERS_AFTER` seconds or more (cheap answers are not
+    stored: every position would be a file). Past `ANSWER_WAIT` seconds: a 503 naming the job. With
+    `SHARE_ANSWERS_AFTER` None (tests, the CLI) the answer is computed here and not stored; with `ANSWER_WAIT` None,
+    computed here and stored.
 
-    Why: `compute`'s cache is one process's, and gunicorn runs several; a School Bus position takes half a
-    minute or more, and each worker would solve it again. Cheap answers are not stored (every position
-    would be a file). A stored answer that fails its checksum is moved aside and computed again. Two workers
-    asked for one answer at once compute it once: the second waits on the answer's lock (`Store.lock`), then
-    reads it (or, for an answer quicker than the threshold, computes it in turn)."""
-    after = current_app.config["SHARE_ANSWERS_AFTER"]
+    Why: `compute`'s cache is one process's, and gunicorn runs several; a School Bus position takes half a minute
+    or more, and each worker would solve it again. A stored answer that fails its checksum is moved aside and
+    computed again."""
+    after, wait = current_app.config["SHARE_ANSWERS_AFTER"], current_app.config["ANSWER_WAIT"]
     if after is None:
         return answer(compute(position, objective))
     shelf, key = store(), answer_key(position, objective)
     stored = _stored(shelf, key)
     if stored is not None:
         return stored
-    with shelf.lock(key):  # a worker computing this answer now: wait for it, then read what it stored
+    if wait is None:
+        return _compute_and_store(shelf, key, position, objective, after)
+    job = _start(shelf, key, position, objective, min(after, wait))
+    try:
+        return job.result(timeout=wait)
+    except StillComputing:
+        raise ApiError(503, f"this answer takes more than {wait:g} s to compute: job {key.name} computes it; ask "
+                            f"again in {RETRY_AFTER} s", headers={"Retry-After": str(RETRY_AFTER)},
+                       extensions={"job": answer_job(key)}) from None
+
+
+RETRY_AFTER = 10  # seconds a client is told to wait for an answer a job computes
+# The jobs this process runs, by answer key (a few at a time: a solve can take gigabytes).
+JOBS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="answer-job")
+_running: dict[Key, Future] = {}
+_running_lock = threading.Lock()
+
+
+def answer_job(key: Key) -> str:
+    """The URL of the job computing the answer `key` (and, once it is stored, serving it)."""
+    return f"/v1/answers/{key.name}"
+
+
+def _start(shelf: Store, key: Key, position: Position, objective: str, after: float) -> Future:
+    """The job computing `key` in this process: the one running, else a new one."""
+    with _running_lock:
+        job = _running.get(key)
+        if job is None:
+            job = _running[key] = JOBS.submit(_compute_and_store, shelf, key, position, objective, after)
+            job.add_done_callback(lambda _: _forget(key))
+        return job
+
+
+def _forget(key: Key) -> None:
+    with _running_lock:
+        _running.pop(key, None)
+
+
+def computing(key: Key) -> bool:
+    """Whether a job of any process sharing the store computes the answer `key` (it holds the answer's lock)."""
+    return key in _running or held(store().root / "locks" / f"{key.name}.lock")
+
+
+def _compute_and_store(shelf: Store, key: Key, position: Position, objective: str, after: float) -> dict[str, Any]:
+    """The answer, computed once by every process: a process computing it now is waited for (the answer's lock),
+    then read; stored when it took `after` seconds or more."""
+    with shelf.lock(key):
         stored = _stored(shelf, key)
         if stored is not None:
             return stored
@@ -197,6 +255,11 @@ def shared_answer(position: Position, objective: str) -> dict[str, Any]:
         if time.perf_counter() - start >= after:
             shelf.put(key, result)
     return result
+
+
+def read_answer(key: Key) -> dict[str, Any] | None:
+    """The answer `key` as stored, or None (not stored, or found corrupt: moved aside)."""
+    return _stored(store(), key)
 
 
 def _stored(shelf: Store, key: Key) -> dict[str, Any] | None:

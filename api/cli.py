@@ -348,7 +348,7 @@ def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | N
     refuses is skipped, with why; one read from a stored solution needs no warming."""
     from . import create_app
 
-    app, shelf, objective = create_app({"SHARE_ANSWERS_AFTER": 0}), store(), "expected-brains"
+    app, shelf, objective = create_app({"SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": None}), store(), "expected-brains"
     buses = (False, True) if school_bus is None else (school_bus,)
     for mode, variant, bus in itertools.product(modes or MODES, variants, buses):
         position = Position(mode=mode, recycle=variant, school_bus=bus)

@@ -19,10 +19,22 @@ from analysis.odds import stored_odds, stored_solution
 from analysis.roll import next_roll
 from analysis.stored import AnyStoredTurn
 from workers import solutions
+from workers.store import ENGINE_VERSION, Key
 from workers.tables import QUEUE_ERRORS
 
 from . import formats, tables
-from .answers import answer, exact_json, only_rolling_action, position_from, shared_answer
+from .answers import (
+    RETRY_AFTER,
+    answer,
+    answer_job,
+    computing,
+    exact_json,
+    only_rolling_action,
+    position_from,
+    read_answer,
+    shared_answer,
+)
+from .cache import uncached
 from .errors import ApiError, FieldError
 
 __all__ = ["bp", "answer_for", "bust_text", "stored_answer"]
@@ -73,6 +85,25 @@ def stored_answer(position: Position, mode: str, recycle: str, bus: bool) -> dic
 @lru_cache(maxsize=4096)
 def _stored_answer(position: Position, turn: AnyStoredTurn) -> dict[str, Any]:
     return answer(stored_odds(position, turn))
+
+
+@bp.get("/v1/answers/<id>")
+@uncached
+def get_answer(id: str) -> Response:
+    """The answer a job computed (the `job` of a 503 from /v1/odds): 200 once stored, 503 while it computes."""
+    try:
+        key = Key.parse(id)
+    except ValueError:
+        key = None
+    if key is None or key.kind != "answer" or key.engine != ENGINE_VERSION:
+        raise ApiError(404, f"no such answer: {id}")
+    result = read_answer(key)
+    if result is not None:
+        return jsonify(result)
+    if computing(key):
+        raise ApiError(503, f"job {id} is computing this answer; ask again in {RETRY_AFTER} s",
+                       headers={"Retry-After": str(RETRY_AFTER)}, extensions={"job": answer_job(key)})
+    raise ApiError(404, f"no such answer: {id} (not stored, and no job computes it: ask the question again)")
 
 
 @bp.get("/v1/odds")

@@ -33,7 +33,7 @@ GET_OPERATIONS = [(path, item["get"]) for path, item in DOCUMENT["paths"].items(
 # Operations whose example cannot be answered by a server other than the one that made it, with the status they
 # get instead (documented). A report's id is its mode, variant, engine, night and a digest of its inputs (the table's
 # sha256, the rules played): the examples name one made on 2026-11-29, which no other server has.
-NOT_HERE = {"getReport": 404, "getReportChartPng": 404, "getReportChartSvg": 404, "getReportJob": 404}
+NOT_HERE = {"getAnswer": 404, "getReport": 404, "getReportChartPng": 404, "getReportChartSvg": 404, "getReportJob": 404}
 
 
 def resolve(node: dict[str, Any]) -> dict[str, Any]:

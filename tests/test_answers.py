@@ -1,0 +1,71 @@
+"""api/answers.py: an answer no stored solution holds is computed by a job, never for long by a request."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import api.answers
+from api import create_app
+
+# (an objective that no stored solution answers: expected brains is read from one, never computed here)
+BODY = {"footprints": ["green", "red"], "brains": ["green"], "shotguns": ["red"], "objective": "reach:3"}
+
+
+def test_a_long_answer_is_a_job_its_503_names_then_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `ANSWER_WAIT` the request is a 503 with Retry-After naming the job; the job goes on, stores the answer,
+    and serves it, as the question asked again does (in any process sharing the store), computed once."""
+    from workers.store import Store
+
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    expected = create_app({"TESTING": True}).test_client().post("/v1/odds", json=BODY).get_json()  # (not stored)
+    compute, release, calls = api.answers.compute, threading.Event(), []
+
+    def slow(*args):  # a solve that outlasts the request's wait, until the test lets it end
+        calls.append(args)
+        assert release.wait(60)
+        return compute(*args)
+
+    monkeypatch.setattr(api.answers, "compute", slow)
+    client = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": 0.2}).test_client()
+    first = client.post("/v1/odds", json=BODY)
+    assert first.status_code == 503 and first.headers["Retry-After"] == str(api.answers.RETRY_AFTER)
+    job = first.get_json()["job"]
+    assert job.startswith("/v1/answers/answer--original--") and job.rsplit("/", 1)[1] in first.get_json()["detail"]
+    assert client.get(job).status_code == 503  # still computing
+    assert client.post("/v1/odds", json=BODY).status_code == 503  # asked again meanwhile: the same job waited for
+    release.set()
+    deadline = time.time() + 60
+    while (done := client.get(job)).status_code == 503 and time.time() < deadline:
+        time.sleep(0.05)
+    assert done.status_code == 200 and done.get_json() == expected
+    assert client.post("/v1/odds", json=BODY).get_json() == expected
+    monkeypatch.setattr(api.answers, "compute", lambda *args: pytest.fail("computed again"))
+    other = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": 0.2}).test_client()
+    assert other.post("/v1/odds", json=BODY).get_json() == expected
+    assert len(calls) == 1 and Store(tmp_path).writes(api.answers.answer_key(*_question())) == 1
+
+
+def _question():
+    from analysis import Position
+    return Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), "reach:3"
+
+
+def test_a_quick_answer_is_given_by_the_request_and_not_stored(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from workers.store import Store
+
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    client = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 30, "ANSWER_WAIT": 20}).test_client()
+    r = client.post("/v1/odds", json=BODY)
+    assert r.status_code == 200 and r.get_json()["decision"]["objective"] == "reach:3"
+    assert api.answers.answer_key(*_question()) not in Store(tmp_path)
+
+
+def test_an_answer_no_job_computes_is_not_found(client) -> None:
+    r = client.get("/v1/answers/answer--original--before-draw--p1--v1--" + "0" * 40)
+    assert r.status_code == 404 and "ask the question again" in r.get_json()["detail"]
+    assert client.get("/v1/answers/answer--no--such").status_code == 404
