@@ -31,8 +31,7 @@ from analysis.budgets import approximate, left_out, room, too_large
 from analysis.exact import fraction_text
 from analysis.odds import NearTie, TurnStartTooLarge, within
 from analysis.roll import legal_actions
-from workers.store import CorruptEntry, Key, Store, held
-from workers.tasks import store
+from workers.store import CorruptEntry, Key, Store, held, store
 
 from .errors import ApiError, FieldError
 

@@ -31,9 +31,8 @@ from analysis import MODES, Position, parse_objective
 from analysis.odds import stored_solution
 from analysis.position import RECYCLE_VARIANTS
 from workers import solutions as solution_jobs
-from workers.store import ENGINE_VERSION
+from workers.store import ENGINE_VERSION, store
 from workers.tables import QUEUE_ERRORS, join, status, submit
-from workers.tasks import store
 
 from .answers import EXPANSION_FIELDS, answer_key, position_from, shared_answer
 from .errors import ApiError, FieldError

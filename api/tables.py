@@ -22,7 +22,7 @@ from analysis import MODES, FieldError, PositionError, Win, odds
 from analysis.game import GameSolution
 from analysis.game.advice import check_scores, reduced_model_error
 from analysis.game.many import MEASURED, MeasuredError, reduced_table
-from workers.store import ENGINE_VERSION, Key
+from workers.store import ENGINE_VERSION, Key, store
 from workers.tables import (
     QUEUE_ERRORS,
     NotHere,
@@ -34,7 +34,7 @@ from workers.tables import (
     stored,
     submit,
 )
-from workers.tasks import store, table_key
+from workers.tasks import table_key
 
 from . import answers
 from .cache import uncached

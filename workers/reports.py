@@ -51,8 +51,8 @@ from analysis.report import REPORT_FORMAT, build, region_grid
 
 from . import schedule, tables
 from .celery_app import app
-from .store import ENGINE_VERSION, CorruptEntry, Key, Store, try_lock
-from .tasks import RETRY, store, table_key
+from .store import ENGINE_VERSION, CorruptEntry, Key, Store, store, try_lock
+from .tasks import RETRY, table_key
 
 __all__ = ["Inputs", "ReportJob", "inputs_for", "build_report", "scheduled_reports", "make", "submit", "status",
            "reports", "latest", "load", "key_of", "render_html", "render_charts", "chart", "render_csv", "csv_all"]

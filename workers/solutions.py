@@ -35,7 +35,7 @@ from analysis import kept
 from analysis.stored import build, combinations, open_turn
 
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
-from .tasks import store as shared_store
+from .store import store as shared_store
 
 __all__ = ["combinations", "SolutionStatus", "solution_key", "job_id", "load", "build_and_store", "status", "submit",
            "submit_missing", "build_in_background", "build_missing", "build_solution", "forget_caches"]

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "held", "locked", "try_lock"]
+__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "held", "locked", "try_lock", "store"]
 
 # Bump when a change to analysis/ changes any number a stored table or answer (api.odds.shared_answer) holds.
 ENGINE_VERSION = "1"
@@ -274,6 +274,11 @@ class Store:
                 yield Key.parse(path.stem)
             except ValueError:  # job records and stray files
                 continue
+
+
+def store() -> Store:
+    """The store shared by the API and every worker (`ZOMBIE_ODDS_STORE`, default ./var/store)."""
+    return Store(os.environ.get("ZOMBIE_ODDS_STORE", "var/store"))
 
 
 def held(path: Path) -> bool:

@@ -37,13 +37,12 @@ from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
 from .celery_app import app
-from .store import ENGINE_VERSION, CorruptEntry, Key, held, try_lock
+from .store import ENGINE_VERSION, CorruptEntry, Key, held, store, try_lock
 from .tasks import (
     BrokerUnavailable,
     job_status,
     no_table_reason,
     start_table_job,
-    store,
     table_key,
 )
 

@@ -31,7 +31,6 @@ run and does nothing. The job's status then says it was resumed, and why (`detai
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import uuid
@@ -48,10 +47,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from analysis.dice import MODES
 from analysis.game import WorkUnit, assemble, game_layers, merge, solve_layer
 
-from .store import CorruptEntry, JobKey, Key, Store
+from .store import CorruptEntry, JobKey, Key, store
 
 __all__ = ["no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
-           "start_table_job", "resume_lost_jobs", "store", "BEAT_EVERY", "LOST_AFTER",
+           "start_table_job", "resume_lost_jobs", "BEAT_EVERY", "LOST_AFTER",
            "table_key", "job_status"]
 
 log = logging.getLogger(__name__)
@@ -72,11 +71,6 @@ def no_table_reason(mode: str) -> str | None:
 
 class BrokerUnavailable(RuntimeError):
     """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read)."""
-
-
-def store() -> Store:
-    """The store shared by the API and every worker (`ZOMBIE_ODDS_STORE`, default ./var/store)."""
-    return Store(os.environ.get("ZOMBIE_ODDS_STORE", "var/store"))
 
 
 def table_key(mode: str, variant: str, players: int) -> Key:
