@@ -14,7 +14,7 @@ from typing import Any
 from flask import Blueprint, Response, g, jsonify, request
 
 from analysis import FieldError
-from workers import reports
+from workers import render, reports
 from workers.tables import QUEUE_ERRORS
 
 from .cache import uncached
@@ -59,7 +59,7 @@ def _serve(doc: dict[str, Any], params: dict[str, Any]) -> Response:
         raise ApiError(422, "table: only with format=csv", [FieldError("table", "only with format=csv")])
     if fmt == "csv":
         if name is None:
-            body = reports.csv_all(doc)
+            body = render.all_csv(doc)
         elif name in doc["csv"]:
             body = doc["csv"][name]
         else:
@@ -110,7 +110,7 @@ def _chart(id: str, name: str, fmt: str, mimetype: str) -> Response:
     doc = reports.load(id)
     if doc is None:
         raise ApiError(404, f"no such report: {id}")
-    body = reports.chart(doc, name, fmt)
+    body = render.chart(doc, name, fmt)
     if body is None:
         drawn = ", ".join(doc.get("charts", {})) or "none"
         raise ApiError(404, f"report {id} has no chart {name!r} (its charts: {drawn}; a chart whose table is "
