@@ -21,9 +21,19 @@ from typing import NamedTuple
 from .dice import EFFECTS, MODES, Mode
 
 __all__ = ["Position", "PositionError", "FieldError", "DiceState", "BusState", "RECYCLE_VARIANTS", "MAX_BANKED",
-           "BUS_PHASES", "banked_reachable", "min_noted"]
+           "BUS_PHASES", "banked_reachable", "min_noted", "BASE_FIELDS", "DOUBLE_FEATURE_FIELDS", "SCHOOL_BUS_FIELDS",
+           "POSITION_FIELDS", "PILES", "COUNTS"]
 
 RECYCLE_VARIANTS = ("before-draw", "draw-then-recycle")
+# A position's fields, by the part of the rules they belong to: the one list that the API's requests and answers,
+# the CLI's options and the review's logs read (tests/test_position.py checks `Position`, openapi.yaml and the CLI
+# against it).
+BASE_FIELDS = ("mode", "footprints", "brains", "shotguns", "banked", "recycle")
+DOUBLE_FEATURE_FIELDS = ("double_brains", "double_shotguns", "effects", "kept_out")  # empty in the base game
+SCHOOL_BUS_FIELDS = ("school_bus", "bus_brains", "bus_shotguns", "riding", "bus_out")  # rejected without the bus
+POSITION_FIELDS = BASE_FIELDS + DOUBLE_FEATURE_FIELDS + SCHOOL_BUS_FIELDS
+PILES = ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "kept_out")  # lists of die names
+COUNTS = ("banked", "bus_brains", "bus_shotguns")  # whole numbers
 # A turn that noted more than this many brains has probability far below 1e-100: we call it absurd.
 MAX_BANKED = 1000
 
@@ -176,7 +186,7 @@ class Position:
                 FieldError("recycle", f"unknown variant {self.recycle!r}; known: {', '.join(RECYCLE_VARIANTS)}")
             )
         piles = {}
-        for name in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "kept_out"):
+        for name in PILES:
             value = getattr(self, name)
             if isinstance(value, str) or not isinstance(value, (list, tuple)):
                 errors.append(FieldError(name, "must be a list of die names"))

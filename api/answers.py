@@ -30,30 +30,23 @@ from analysis import Odds, Position, PositionError, odds, parse_objective
 from analysis.budgets import approximate, left_out, room, too_large
 from analysis.exact import fraction_text
 from analysis.odds import NearTie, TurnStartTooLarge, within
+from analysis.position import COUNTS, DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, SCHOOL_BUS_FIELDS
 from analysis.roll import legal_actions
 from workers.store import CorruptEntry, Key, Store, held, store
 
 from .errors import ApiError, FieldError
 
 __all__ = ["answer", "answer_key", "answer_job", "compute", "computing", "position_from", "read_answer",
-           "shared_answer", "only_rolling_action", "exact_json", "EXPANSION_FIELDS", "BUS_FIELDS", "POSITION_FIELDS",
-           "JOBS", "RETRY_AFTER"]
+           "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
 
 log = logging.getLogger(__name__)
 
-# The Double Feature's position fields (lists of die or effect names), beside the base game's piles, and the
-# School Bus's (a switch, token counts, the bus's phase).
-EXPANSION_FIELDS = ("double_brains", "double_shotguns", "effects", "kept_out")
-BUS_FIELDS = ("school_bus", "bus_brains", "bus_shotguns", "riding", "bus_out")
-PILES = ("footprints", "brains", "shotguns", *EXPANSION_FIELDS)
-COUNTS = ("banked", "bus_brains", "bus_shotguns")
-POSITION_FIELDS = ("mode", "banked", "recycle", *PILES, *BUS_FIELDS)
 
 
 def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
     """The position and objective named by validated request values, or a 422 naming every fault."""
     fields = {k: values[k] for k in POSITION_FIELDS if k in values}
-    for pile in PILES:
+    for pile in (*PILES, "effects"):  # (lists of names: effects too)
         if pile in fields:
             fields[pile] = tuple(fields[pile])
     for name in COUNTS:
@@ -116,8 +109,8 @@ def answer(o: Odds) -> dict[str, Any]:
             "brains": list(p.brains),
             "shotguns": list(p.shotguns),
             "banked": p.banked,
-            **({k: list(getattr(p, k)) for k in EXPANSION_FIELDS} if double_feature else {}),
-            **({**{k: getattr(p, k) for k in BUS_FIELDS}, "first_roll": p.first_roll} if bus else {}),
+            **({k: list(getattr(p, k)) for k in DOUBLE_FEATURE_FIELDS} if double_feature else {}),
+            **({**{k: getattr(p, k) for k in SCHOOL_BUS_FIELDS}, "first_roll": p.first_roll} if bus else {}),
             "recycle": p.recycle,
             "score": p.score,
             "cup": p.cup,

@@ -29,12 +29,12 @@ from gunicorn.app.base import BaseApplication
 
 from analysis import MODES, Position, parse_objective
 from analysis.odds import stored_solution
-from analysis.position import RECYCLE_VARIANTS
+from analysis.position import DOUBLE_FEATURE_FIELDS, RECYCLE_VARIANTS
 from workers import solutions as solution_jobs
 from workers.store import ENGINE_VERSION, store
 from workers.tables import QUEUE_ERRORS, join, status, submit
 
-from .answers import EXPANSION_FIELDS, answer_key, position_from, shared_answer
+from .answers import answer_key, position_from, shared_answer
 from .errors import ApiError, FieldError
 from .odds import answer_for
 from .spec import objective_fault
@@ -192,7 +192,7 @@ def render(result: dict[str, Any], verbose: bool = False) -> str:
         f"  brains      {' '.join(p['brains']) or '-'}",
         f"  shotguns    {' '.join(p['shotguns']) or '-'}",
         # Double Feature: double faces, effects, dice kept out (only those in play)
-        *(f"  {k.replace('_', ' '):<11} {' '.join(p[k])}" for k in EXPANSION_FIELDS if p.get(k)),
+        *(f"  {k.replace('_', ' '):<11} {' '.join(p[k])}" for k in DOUBLE_FEATURE_FIELDS if p.get(k)),
         f"  banked      {p['banked']} (turn score {p['score']})",
         *(_bus_lines(p) if p.get("school_bus") else []),
         f"  cup         {cup}",

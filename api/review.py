@@ -30,6 +30,7 @@ from flask import Blueprint, Response, current_app, g, jsonify, request
 
 from analysis import MODES, Position, budgets
 from analysis.game import GameSolution
+from analysis.position import DOUBLE_FEATURE_FIELDS
 from analysis.review import DecisionReview, GameLog, LogError, Review, review
 from workers.tables import load
 from workers.tasks import no_table_reason, table_key
@@ -48,8 +49,7 @@ MAX_LOG_BYTES = 256 * 1024
 CSV_COLUMNS = ("turn", "roll", "player", "scores", "turn_total", "footprints", "brains", "shotguns", "banked",
                "chosen", "best", "roll_value", "stop_value", "cost", "mistake", "measure")
 # Double Feature logs add the position's other piles and why a decision was not solved ("" if it was).
-EXPANSION_COLUMNS = ("double_brains", "double_shotguns", "effects", "kept_out", "unpriced")
-EXPANSION_FIELDS = EXPANSION_COLUMNS[:4]
+EXPANSION_COLUMNS = (*DOUBLE_FEATURE_FIELDS, "unpriced")
 MAX_SOLVES = 12  # tables solved per review, at most: about a minute of CPU at the rates above
 
 
@@ -92,7 +92,7 @@ def _position(p: Position) -> dict[str, Any]:
     out: dict[str, Any] = {"footprints": list(p.footprints), "brains": list(p.brains), "shotguns": list(p.shotguns),
                            "banked": p.banked, "score": p.score}
     if not MODES[p.mode].plain:
-        out.update({k: list(getattr(p, k)) for k in EXPANSION_FIELDS})
+        out.update({k: list(getattr(p, k)) for k in DOUBLE_FEATURE_FIELDS})
     return out
 
 
@@ -151,7 +151,7 @@ def csv_rows(result: dict[str, Any]) -> str:
                repr(values["stop"]) if values else "", repr(d["cost"]) if "cost" in d else "",
                "true" if d["mistake"] else "false", result["measure"]]
         if expansion:
-            row += [" ".join(p[k]) for k in EXPANSION_FIELDS] + [d.get("unpriced", "")]
+            row += [" ".join(p[k]) for k in DOUBLE_FEATURE_FIELDS] + [d.get("unpriced", "")]
         writer.writerow(row)
     return buffer.getvalue()
 

@@ -134,3 +134,34 @@ def test_banked_rule_matches_breadth_first_search():
             expected = bool(masks[i] >> banked & 1)
             rule = banked == 0 or (out > 0 and banked_reachable(banked, sum(state.shotguns), out))
             assert rule == expected, (state, banked)
+
+
+def test_the_position_is_defined_once() -> None:
+    """`POSITION_FIELDS` (by part: base game, Double Feature, School Bus) is `Position`'s fields, in order, and
+    every form a position takes elsewhere has each of them: the /v1/odds request (body and query), its answer,
+    the CLI's options."""
+    from dataclasses import fields
+
+    from analysis.position import (
+        BASE_FIELDS,
+        COUNTS,
+        DOUBLE_FEATURE_FIELDS,
+        PILES,
+        POSITION_FIELDS,
+        SCHOOL_BUS_FIELDS,
+    )
+    from api import spec
+    from api.cli import odds_command
+
+    declared = [f for f in fields(Position) if f.init]
+    assert tuple(f.name for f in declared) == POSITION_FIELDS == BASE_FIELDS + DOUBLE_FEATURE_FIELDS + SCHOOL_BUS_FIELDS
+    kinds = {f.name: f.type for f in declared}
+    assert {n for n, t in kinds.items() if t == "tuple[str, ...]"} == {*PILES, "effects"}
+    assert {n for n, t in kinds.items() if t == "int"} == set(COUNTS)
+    document = spec.load()[1]
+    schemas = document["components"]["schemas"]
+    assert set(POSITION_FIELDS) <= set(schemas["OddsRequest"]["properties"])
+    assert set(POSITION_FIELDS) <= set(schemas["Position"]["properties"])
+    query = {spec.resolve(document, p)["name"] for p in document["paths"]["/v1/odds"]["get"]["parameters"]}
+    assert set(POSITION_FIELDS) <= query
+    assert set(POSITION_FIELDS) <= {p.name for p in odds_command.params}
