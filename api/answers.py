@@ -36,7 +36,7 @@ from workers.store import CorruptEntry, Key, Store, held, store
 
 from .errors import ApiError, FieldError
 
-__all__ = ["answer", "answer_key", "answer_job", "compute", "computing", "position_from", "read_answer",
+__all__ = ["answer", "answer_key", "answer_job", "compute", "computing", "running", "position_from", "read_answer",
            "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
 
 log = logging.getLogger(__name__)
@@ -228,6 +228,12 @@ def _start(shelf: Store, key: Key, position: Position, objective: str, after: fl
 def _forget(key: Key) -> None:
     with _running_lock:
         _running.pop(key, None)
+
+
+def running() -> int:
+    """How many answer jobs this process runs."""
+    with _running_lock:
+        return len(_running)
 
 
 def computing(key: Key) -> bool:

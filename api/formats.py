@@ -34,7 +34,7 @@ def rows(answer: dict[str, Any]) -> list[tuple[str, object]]:
         ("brains", " ".join(position["brains"])),
         ("shotguns", " ".join(position["shotguns"])),
         ("banked", position["banked"]),
-        # Double Feature and School Bus only: the other fields of the position (analysis.position.DOUBLE_FEATURE_FIELDS, SCHOOL_BUS_FIELDS)
+        # Double Feature and School Bus only: the other fields of the position (analysis.position's)
         *((k, _cell(v)) for k, v in position.items() if k not in BASE_FIELDS),
         ("recycle", position["recycle"]),
         ("score", position["score"]),

@@ -42,6 +42,7 @@ from typing import Any
 from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
 
+from . import answers
 from .deadline import DEFAULT_DEADLINE
 
 __all__ = ["Worker", "options", "recycle_when_large", "request_deadline", "private_mb", "return_freed_memory",
@@ -147,11 +148,13 @@ def private_mb() -> float:
 
 def recycle_when_large(limit_mb: float) -> Any:
     """gunicorn's `post_request` hook: a worker left above `limit_mb` MB of its own memory (`private_mb`) by a
-    request stops accepting, finishes its requests and exits (the master starts a fresh one)."""
+    request stops accepting, finishes its requests and exits (the master starts a fresh one). Not while it runs an
+    answer's job (`api.answers.running`): the job's memory is the job's, and a worker recycled would kill it, to
+    start again, as large, when the question is asked again; the first request after the job ends recycles it."""
 
     def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
         own = private_mb()
-        if own > limit_mb and worker.alive:
+        if own > limit_mb and worker.alive and not answers.running():
             worker.log.info("worker %s holds %.0f MB (over %.0f MB) after %s %s: recycling it", worker.pid, own,
                             limit_mb, getattr(req, "method", "?"), getattr(req, "path", "?"))
             worker.alive = False

@@ -315,3 +315,29 @@ def test_a_worker_has_glibc_give_freed_memory_back(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr("gunicorn.util.write_error", None)  # (restored after: init_process sets it)
     Worker.init_process(object.__new__(Worker))
     assert called == [True]
+
+
+def test_a_worker_running_an_answer_job_is_not_recycled_until_it_ends() -> None:
+    """Recycling a worker for its memory while an answer's job runs would kill the job (to start again, as large,
+    when the question is asked again): the first request after the job ends recycles it."""
+    import api.answers
+    from api.serving import recycle_when_large
+
+    class FakeWorker:
+        alive, pid = True, 1
+
+        class log:  # noqa: N801 - gunicorn's worker.log
+            @staticmethod
+            def info(*args: Any) -> None:
+                pass
+
+    hook, worker, release = recycle_when_large(0), FakeWorker(), threading.Event()
+    api.answers._running["job"] = api.answers.JOBS.submit(release.wait, 30)
+    try:
+        hook(worker, None, {}, None)
+        assert worker.alive and api.answers.running() == 1
+    finally:
+        release.set()
+        api.answers._running.pop("job").result()
+    hook(worker, None, {}, None)
+    assert not worker.alive
