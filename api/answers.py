@@ -3,7 +3,7 @@ request values (`position_from`), the answer computed where no stored solution h
 per-mode limits of analysis/budgets.py), and rendered (`answer`), shared by every process through the store
 (`shared_answer`). api/odds.py serves it; api/tables.py serves the objective win with it.
 
-No request computes for long: such an answer is computed by a job, a thread of the server (`_jobs`, a few at a
+No request computes for long: such an answer is computed by a job, a thread of the server (`JOBS`, a few at a
 time), which the request waits for up to `ANSWER_WAIT` seconds; past them the answer is a 503 with `Retry-After`
 naming the job, ``/v1/answers/{id}``, while the job goes on and stores the answer, which the question asked again
 (or the job's URL) then reads. The job holds the answer's lock in the store while it computes, so that every
@@ -40,7 +40,6 @@ __all__ = ["answer", "answer_key", "answer_job", "compute", "computing", "runnin
            "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
 
 log = logging.getLogger(__name__)
-
 
 
 def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
@@ -194,7 +193,7 @@ def shared_answer(position: Position, objective: str) -> dict[str, Any]:
         return stored
     if wait is None:
         return _compute_and_store(shelf, key, position, objective, after)
-    job = _start(shelf, key, position, objective, min(after, wait))
+    job = _start(shelf, key, position, objective, min(after, wait))  # (a 503 was told to ask again: it is stored)
     try:
         return job.result(timeout=wait)
     except StillComputing:
