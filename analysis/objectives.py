@@ -68,18 +68,26 @@ class ExpectedBrains(_Objective):
 
 
 @dataclass(frozen=True)
-class Reach(_Objective):
-    """Maximise the chance of ending the turn with at least `target` brains."""
+class _Target(_Objective):
+    """An objective with a brain `target`: the levels below it are solved (at it and above, the turn is done)."""
 
     target: int
 
     @property
-    def name(self) -> str:  # type: ignore[override]
-        return f"reach:{self.target}"
-
-    @property
     def top(self) -> int:  # type: ignore[override]
         return self.target - 1
+
+    def above(self, score: int) -> int:
+        return self.target - score
+
+
+@dataclass(frozen=True)
+class Reach(_Target):
+    """Maximise the chance of ending the turn with at least `target` brains."""
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"reach:{self.target}"
 
     def stop_value(self, score: int) -> int:
         return (score >= self.target) * 1  # (an array of scores: an array of 0s and 1s)
@@ -88,15 +96,11 @@ class Reach(_Objective):
                             score: int) -> float | np.ndarray:
         return 1.0 - bust
 
-    def above(self, score: int) -> int:
-        return self.target - score
-
 
 @dataclass(frozen=True)
-class FixedRule(_Objective):
+class FixedRule(_Target):
     """Follow "stop at >= `target` brains or >= `shotguns` shotguns": its expected score."""
 
-    target: int
     shotguns: int
     chooses: ClassVar[bool] = False
 
@@ -104,15 +108,8 @@ class FixedRule(_Objective):
     def name(self) -> str:  # type: ignore[override]
         return f"rule:{self.target},{self.shotguns}"
 
-    @property
-    def top(self) -> int:  # type: ignore[override]
-        return self.target - 1
-
     def forced(self, score: int | np.ndarray, shotguns: int | np.ndarray) -> np.ndarray:
         return (np.asarray(score) >= self.target) | (np.asarray(shotguns) >= self.shotguns)
-
-    def above(self, score: int) -> int:
-        return self.target - score
 
 
 Objective = ExpectedBrains | Reach | FixedRule
