@@ -37,7 +37,7 @@ from .dice import MODES
 from .flow import Flow
 from .objectives import ExpectedBrains
 from .policy import bus_solve
-from .position import BusState
+from .position import BusState, Position
 from .solutions import CAP_EFFECT, rounding, spread
 from .table import CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for
 
@@ -136,6 +136,10 @@ class StoredBusTurn:
         """The bound on ``|float - exact|`` of every value (module docstring)."""
         return float(self.meta["within"])
 
+    def node(self, position: Position) -> int | None:
+        """The decision node of a position (`index`), as every stored turn names its nodes."""
+        return self.index(position.bus_state)
+
     def index(self, state: BusState) -> int | None:
         """The decision node of a bus position, or None if no turn of the mode reaches it."""
         a = self.arrays
@@ -222,15 +226,6 @@ class StoredBusTurn:
         out = {"stop": float(score)} if self.can_stop(i) else {}
         out.update({name: self.chance_value(c, score) for name, c in self.actions(i).items()})
         return out
-
-    def decision(self, values: dict[str, float]) -> str:
-        """The best option, or ``tie`` where the bound cannot separate it from another (stop is exact, so one
-        bound against it; two floats, two)."""
-        best = max(values, key=values.get)
-        for name, v in values.items():
-            if name != best and values[best] - v <= self.within * (1 if "stop" in (name, best) else 2):
-                return "tie"
-        return best
 
     # -- the policy and the score distribution -------------------------------------------------------------
     def policy(self, nodes: np.ndarray, score: int) -> np.ndarray:

@@ -33,7 +33,7 @@ from .objectives import ExpectedBrains, Objective, Win, parse_objective
 from .policy import BusSolution, bus_solve, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
-from .solutions import StoredTurn
+from .solutions import StoredTurn, decide
 from .stored import UNSOLVED
 from .table import bus_table_for, table_for
 
@@ -233,43 +233,26 @@ def odds(position: Position, objective: Objective | Win | str = "expected-brains
 
 
 def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn) -> Odds:
-    """`odds` for expected brains from a mode's stored solution (analysis/solutions.py): the next roll exact, the
-    value of rolling and the score distribution floats within their certified bounds, the decision ``tie`` where
-    the bound cannot separate rolling from stopping."""
-    if position.school_bus:
-        return _stored_bus_odds(position, turn)
-    i = turn.index(position.state)
+    """`odds` for expected brains from a mode's stored solution (analysis/solutions.py, bus_solutions.py: the same
+    questions of either): the next roll exact; every legal action's value and the score distribution floats within
+    their certified bounds; the best action, ``tie`` where the bound cannot separate two; with the School Bus, tyre
+    tracks' choices on the best rolling action's next roll."""
+    i = turn.node(position)
     if i is None:
+        bus = " with the School Bus" if position.school_bus else ""
         raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
-                                                      f"{position.mode}")])
-    score = position.score
-    roll, stop = turn.roll(i, score), Fraction(score)
-    decision = Decision(action=turn.decision(i, score, position.turn_start), objective=ExpectedBrains(), roll=roll,
-                        stop=stop, actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": stop},
-                        within=turn.within)
-    distribution, bound = turn.score_distribution(i, score)
-    roll_now = next_roll(position)
-    return Odds(position, roll_now, decision, distribution, {"roll": roll_now}, distribution_within=bound)
-
-
-def _stored_bus_odds(position: Position, turn: StoredBusTurn) -> Odds:
-    """`stored_odds` with the School Bus: every legal action's value, the best (``tie`` where the bound cannot
-    separate two), tyre tracks' choices on the best rolling action's next roll, its score distribution."""
-    i = turn.index(position.bus_state)
-    if i is None:
-        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
-                                                      f"{position.mode} with the School Bus")])
+                                                      f"{position.mode}{bus}")])
     score = position.score
     values = turn.action_values(i, score)
     rolls = turn.actions(i)
     roll_action = max(rolls, key=values.get)  # (the first of the best, in the table's order)
     stop = Fraction(score)
     actions: dict[str, Fraction | float] = {a: (stop if a == "stop" else v) for a, v in values.items()}
-    decision = Decision(action=turn.decision(values), objective=ExpectedBrains(), roll=values[roll_action], stop=stop,
-                        actions=actions, roll_action=roll_action, within=turn.within)
+    decision = Decision(action=decide(values, turn.within), objective=ExpectedBrains(), roll=values[roll_action],
+                        stop=stop, actions=actions, roll_action=roll_action, within=turn.within)
     next_rolls = {a: next_roll(position, a) for a in rolls}
     give_up = []
-    for t in next_rolls[roll_action].transitions:
+    for t in next_rolls[roll_action].transitions if position.school_bus else ():
         if t.choices:
             nodes = np.array([turn.index(s) for _, s in t.choices])
             worth = dict(zip([g for g, _ in t.choices], turn.values(nodes, score + t.brains).tolist()))

@@ -45,10 +45,10 @@ from .dice import MODES
 from .flow import ring_size, turn_flow
 from .objectives import ExpectedBrains
 from .policy import solve
-from .position import DiceState
+from .position import DiceState, Position
 from .table import state_code, table_for
 
-__all__ = ["StoredTurn", "build", "rounding", "spread", "CAP_EFFECT", "UNIT"]
+__all__ = ["StoredTurn", "build", "decide", "rounding", "spread", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
 CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
@@ -112,6 +112,10 @@ class StoredTurn:
         """The bound on ``|float - exact|`` of every value (module docstring)."""
         return float(self.meta["within"])
 
+    def node(self, position: Position) -> int | None:
+        """The state of a position (`index`), as every stored turn names its nodes."""
+        return self.index(position.state)
+
     def index(self, state: DiceState) -> int | None:
         """The number of a dice state, or None if no turn of the mode reaches it."""
         a = self.arrays
@@ -148,12 +152,17 @@ class StoredTurn:
             out[states == 0] = True
         return out
 
-    def decision(self, i: int, score: int, compulsory: bool) -> str:
-        """``roll``, ``stop`` or ``tie`` (the bound cannot separate them); ``roll`` where it is compulsory."""
-        if compulsory:
-            return "roll"
-        gap = self.roll(i, score) - score
-        return "tie" if abs(gap) <= self.within else "roll" if gap > 0 else "stop"
+    def actions(self, i: int) -> dict[str, int]:
+        """The one action but stop, ``roll``, and what it rolls: the state's own roll (`StoredBusTurn.actions`)."""
+        return {"roll": i}
+
+    def action_values(self, i: int, score: int) -> dict[str, float]:
+        """``roll`` and ``stop`` at (state `i`, `score`) -> their values; ``roll`` alone at the start of a turn (the
+        empty state at score 0), where it is compulsory."""
+        roll = self.roll(i, score)
+        if (i, score) == (0, 0) and self.meta["compulsory"]:
+            return {"roll": roll}
+        return {"roll": roll, "stop": float(score)}
 
     @cached_property
     def max_delta(self) -> int:
@@ -181,6 +190,16 @@ class StoredTurn:
         dropped = turn_flow(i0, score0, closed, *self._flow, ended)
         return ({int(k): float(ended[k]) for k in np.flatnonzero(ended > 0)},
                 dropped + float(self.meta["distribution_within"]))
+
+
+def decide(values: dict[str, float], within: float) -> str:
+    """The best of the actions' `values` (floats within `within` of the exact ones; ``stop``'s exact), or ``tie``
+    where the bound cannot separate it from another: one bound against ``stop``, two between floats."""
+    best = max(values, key=values.get)
+    for name, v in values.items():
+        if name != best and values[best] - v <= within * (1 if "stop" in (name, best) else 2):
+            return "tie"
+    return best
 
 
 def rounding(terms: int, top_value: float) -> tuple[float, float]:

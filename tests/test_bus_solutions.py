@@ -15,6 +15,7 @@ from analysis.odds import stored_odds
 from analysis.position import BusState, DiceState
 from analysis.roll import legal_actions, next_roll
 from analysis.simulate import random_position
+from analysis.solutions import decide
 from analysis.table import bus_table_for
 from workers import solutions
 
@@ -44,7 +45,7 @@ def agree(turn: StoredBusTurn, exact, i: int, j: int, score: int) -> None:
     assert set(floats) == set(fractions)
     for action, value in floats.items():
         assert abs(value - float(fractions[action])) <= turn.within, (action, score)
-    decision = turn.decision(floats)
+    decision = decide(floats, turn.within)
     assert decision == exact.decision(j, score) or decision == "tie"
 
 

@@ -12,7 +12,7 @@ from analysis.exact import exact_turn
 from analysis.objectives import ExpectedBrains
 from analysis.position import DiceState
 from analysis.simulate import random_position
-from analysis.solutions import StoredTurn, build
+from analysis.solutions import StoredTurn, build, decide
 from analysis.table import table_for
 
 EXPECTED = ExpectedBrains()
@@ -40,8 +40,9 @@ def test_base_game_values_and_distributions_are_within_their_bounds_of_the_exact
     for position in positions("original", 60, seed=1):
         i, j, score = turn.index(position.state), index[position.state], position.score
         assert abs(turn.roll(i, score) - float(exact.roll(j, score))) <= turn.within
-        decision = turn.decision(i, score, position.turn_start)
+        decision = decide(turn.action_values(i, score), turn.within)
         assert decision == exact.decision(j, score) or decision == "tie"
+        assert position.turn_start == ("stop" not in turn.action_values(i, score))
         floats, bound = turn.score_distribution(i, score)
         fractions = exact.score_distribution(j, score)
         assert set(floats) <= set(fractions)
@@ -60,7 +61,7 @@ def test_double_feature_values_are_within_their_bound_of_the_exact_ones_near_the
         exact = exact_turn(mode, "before-draw", EXPECTED, position.state)
         i, score = turn.index(position.state), position.score
         assert abs(turn.roll(i, score) - float(exact.roll(0, score))) <= turn.within
-        assert turn.decision(i, score, False) in (exact.decision(0, score), "tie")
+        assert decide(turn.action_values(i, score), turn.within) in (exact.decision(0, score), "tie")
         floats, bound = turn.score_distribution(i, score)
         fractions = exact.score_distribution(0, score)
         assert max(abs(floats.get(k, 0.0) - float(q)) for k, q in fractions.items()) <= bound
