@@ -3,12 +3,12 @@ request values (`position_from`), the answer computed where no stored solution h
 per-mode limits of analysis/budgets.py), and rendered (`answer`), shared by every process through the store
 (`shared_answer`). api/odds.py serves it; api/tables.py serves the objective win with it.
 
-No request computes for long: such an answer is computed by a job, a thread of the server (`JOBS`, a few at a
-time), which the request waits for up to `ANSWER_WAIT` seconds; past them the answer is a 503 with `Retry-After`
-naming the job, ``/v1/answers/{id}``, while the job goes on and stores the answer, which the question asked again
-(or the job's URL) then reads. The job holds the answer's lock in the store while it computes, so that every
-process asked the same question computes it once; a process that dies mid-job leaves nothing half stored, and the
-question asked again starts it again.
+No request computes for long: such an answer is computed by a job, a thread of the server (`JOBS` at a time), which
+the request waits for up to `ANSWER_WAIT` seconds (half its deadline at most); past them the answer is a 503 with
+`Retry-After` naming the job, ``/v1/answers/{id}``, while the job goes on and stores the answer, which the question
+asked again (or the job's URL) then reads. The job holds the answer's lock in the store while it computes, so that
+every process asked the same question computes it once; a process that dies mid-job leaves nothing half stored, and
+the question asked again starts it again.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as StillComputing
 from fractions import Fraction
 from functools import lru_cache
@@ -193,6 +193,9 @@ def shared_answer(position: Position, objective: str) -> dict[str, Any]:
         return stored
     if wait is None:
         return _compute_and_store(shelf, key, position, objective, after)
+    deadline = current_app.config.get("REQUEST_DEADLINE")
+    if deadline:  # (a request waiting past its deadline would be stopped there, its job unnamed)
+        wait = min(wait, deadline / 2)
     job = _start(shelf, key, position, objective, min(after, wait))  # (a 503 was told to ask again: it is stored)
     try:
         return job.result(timeout=wait)
@@ -203,8 +206,10 @@ def shared_answer(position: Position, objective: str) -> dict[str, Any]:
 
 
 RETRY_AFTER = 10  # seconds a client is told to wait for an answer a job computes
-# The jobs this process runs, by answer key (a few at a time: a solve can take gigabytes).
-JOBS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="answer-job")
+# The jobs this process runs, by answer key, each in a thread of its own that dies with the process (an answer is
+# stored whole or not at all), `JOBS` of them computing at once (a solve can take gigabytes).
+JOBS = 2
+_slots = threading.BoundedSemaphore(JOBS)
 _running: dict[Key, Future] = {}
 _running_lock = threading.Lock()
 
@@ -219,14 +224,21 @@ def _start(shelf: Store, key: Key, position: Position, objective: str, after: fl
     with _running_lock:
         job = _running.get(key)
         if job is None:
-            job = _running[key] = JOBS.submit(_compute_and_store, shelf, key, position, objective, after)
-            job.add_done_callback(lambda _: _forget(key))
+            job = _running[key] = Future()
+            threading.Thread(target=_run, args=(job, shelf, key, position, objective, after), daemon=True,
+                             name=f"answer job {key.tag[:12]}").start()
         return job
 
 
-def _forget(key: Key) -> None:
-    with _running_lock:
-        _running.pop(key, None)
+def _run(job: Future, shelf: Store, key: Key, position: Position, objective: str, after: float) -> None:
+    with _slots:
+        try:
+            job.set_result(_compute_and_store(shelf, key, position, objective, after))
+        except BaseException as e:  # (the request waiting re-raises it: a 422 for a position too large, say)
+            job.set_exception(e)
+        finally:
+            with _running_lock:
+                _running.pop(key, None)
 
 
 def running() -> int:
