@@ -161,9 +161,10 @@ def get(url: str, timeout: float = 60, headers: dict[str, str] | None = None) ->
 
 @pytest.fixture(scope="module")
 def busy_server(sequel_solutions: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """Two workers of two threads, a deadline of 3 s (every solution stored: the server builds none)."""
+    """Two workers of two threads, a deadline of 3 s (every solution stored: the server builds none), slow answers
+    computed by their requests (`ANSWER_WAIT` null: no job), so that each one runs into its deadline."""
     server = Server(tmp_path_factory.mktemp("busy"), "--workers", "2", "--threads", "2",
-                    env={"ZOMBIE_ODDS_REQUEST_DEADLINE": "3"})
+                    env={"ZOMBIE_ODDS_REQUEST_DEADLINE": "3", "ZOMBIE_ODDS_ANSWER_WAIT": "null"})
     yield server
     server.stop()
 
