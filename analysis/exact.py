@@ -110,9 +110,8 @@ class ExactTurn:
                 margin = MARGIN * max(1.0, abs(stop))
                 roll = sol.rolls[lo:hi]
                 grid[lo:hi] = np.where(roll > stop + margin, 1, np.where(roll < stop - margin, 0, 2))
-            forced = obj.forced(score, sol.table.shotguns[sol.order[:hi - lo]])
-            if forced is not None:
-                grid[lo:hi][forced] = 0
+            if obj.forces:
+                grid[lo:hi][obj.forced(score, sol.table.shotguns[sol.order[:hi - lo]])] = 0
         return grid
 
     # -- values -------------------------------------------------------------------------------

@@ -40,15 +40,17 @@ class _Objective:
     stop and is never made to, and the table's own levels are solved."""
 
     chooses: ClassVar[bool] = True  # the player stops where stopping is worth as much as the best action
+    forces: ClassVar[bool] = False  # the objective makes the player stop somewhere (`forced`)
     top: ClassVar[int | None] = None  # the highest score level to solve, where the objective sets it
 
     def stop_value(self, score: int) -> int:
         """What stopping is worth at `score` (an array of scores: an array of values)."""
         return score
 
-    def forced(self, score: int | np.ndarray, shotguns: int | np.ndarray) -> np.ndarray | None:
-        """Where the player must stop, at these scores and shotgun counts (arrays broadcast); None: nowhere."""
-        return None
+    def forced(self, score: int | np.ndarray, shotguns: int | np.ndarray) -> np.ndarray:
+        """Where the player must stop, at these scores and shotgun counts (arrays broadcast). Solvers ask only an
+        objective that `forces`: for the others it is nowhere."""
+        return np.zeros(np.broadcast(score, shotguns).shape, dtype=bool)
 
     def roll_where_all_stop(self, bust: float | np.ndarray, gain: float | np.ndarray,
                             score: int) -> float | np.ndarray:
@@ -103,6 +105,7 @@ class FixedRule(_Target):
 
     shotguns: int
     chooses: ClassVar[bool] = False
+    forces: ClassVar[bool] = True
 
     @property
     def name(self) -> str:  # type: ignore[override]

@@ -276,10 +276,9 @@ def _float_odds(position: Position, objective: Objective) -> Odds:
     i, score = table.index[position.state], position.score
     roll, stop = solution.values_at(i, score)
     margin = MARGIN * max(1.0, abs(stop))
-    forced = objective.forced(score, position.state.shotgun_count)
     if position.turn_start:
         action = "roll"  # the first roll of a turn is compulsory
-    elif forced is not None and forced:
+    elif objective.forces and objective.forced(score, position.state.shotgun_count):
         action = "stop"
     elif not objective.chooses:
         action = "roll"  # (a fixed rule rolls wherever it does not stop)

@@ -439,7 +439,7 @@ def _solve(mode: str, recycle: str, objective: Objective, root: DiceState | None
     table = table_for(mode, recycle, root)
     top, capped = _top(table, objective, margin)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
-    forced = objective.forced(np.arange(top + 1)[:, None], table.shotguns[None, :])
+    forced = objective.forced(np.arange(top + 1)[:, None], table.shotguns[None, :]) if objective.forces else None
     bounds = state_bounds(table) if objective.top is None else None  # (the table bounds expected brains' levels)
     order, rank, offsets, rolls, values = sweep_levels(table, stop, top, forced, bounds)
     return Solution(table, objective, top, order, offsets, rolls, values, rank, capped)
@@ -619,12 +619,12 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                         c = here[other].max(axis=2)
                         stops = table.can_stop[np.minimum(succ, n - 1)] & (succ < n)
                         r = rest[looped]
-                        forced = objective.forced(t, table.shotguns[np.minimum(succ, n - 1)])
-                        if forced is not None:  # a forced stop is worth S, outside the loop
-                            forced &= stops
+                        if objective.forces:  # a forced stop is worth S, outside the loop
+                            forced = objective.forced(t, table.shotguns[np.minimum(succ, n - 1)]) & stops
                             r = r + (q * forced).sum(axis=1) * s
                             q = np.where(forced, 0.0, q)
-                        stops &= objective.chooses  # (a player who does not choose stops only where forced)
+                        if not objective.chooses:  # (a player who does not choose stops only where forced)
+                            stops = np.zeros_like(stops)
                         c = np.where(stops, np.maximum(c, s), c)
                         rest[looped] = close_loops(r, q, c)
                     here[chance] = rest
@@ -633,13 +633,14 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                     acts = here[entry["actions"]]
                     best = acts.max(axis=1)
                     can = table.can_stop[decision]
-                    forced = objective.forced(t, table.shotguns[decision])
-                    take = np.zeros(len(decision), dtype=int) if forced is None else (forced & can).astype(int)
-                    chosen = can & objective.chooses
-                    value = np.where(take == 1, s, np.where(chosen, np.maximum(best, s), best))
+                    value = np.where(can, np.maximum(best, s), best) if objective.chooses else best
+                    take = np.zeros(len(decision), dtype=int)
+                    if objective.forces:
+                        forced = objective.forced(t, table.shotguns[decision]) & can
+                        value, take = np.where(forced, s, value), forced.astype(int)
                     tol = CANDIDATE_MARGIN * max(1.0, abs(s))
                     free = take == 0
-                    mask = np.where(free & chosen & (s >= value - tol), 1, take)
+                    mask = np.where(free & can & (s >= value - tol), 1, take) if objective.chooses else take
                     for k in range(acts.shape[1]):
                         mask |= np.where(free & (acts[:, k] >= value - tol), 2 << k, 0)
                     here[decision] = value

@@ -28,7 +28,8 @@ def test_stop_values_are_integers_of_a_score_or_of_many() -> None:
 
 
 def test_only_a_fixed_rule_forces_and_never_chooses() -> None:
-    assert ExpectedBrains().forced(5, 2) is None and Reach(5).forced(5, 2) is None
+    assert not ExpectedBrains().forces and not Reach(5).forces and FixedRule(4, 2).forces
+    assert not ExpectedBrains().forced(np.arange(20), 2).any() and not Reach(5).forced(5, np.arange(4)).any()
     rule = FixedRule(4, 2)
     assert not rule.chooses and ExpectedBrains().chooses and Reach(3).chooses
     forced = rule.forced(np.arange(6)[:, None], np.array([0, 1, 2])[None, :])
