@@ -104,12 +104,13 @@ class ExactTurn:
         grid = np.empty(len(sol.rolls), dtype=np.int8)
         for score in range(sol.top + 1):
             lo, hi = int(sol.offsets[score]), int(sol.offsets[score + 1])
-            grid[lo:hi] = 1  # a player who does not choose rolls wherever the objective does not stop it
             if obj.chooses:
                 stop = float(obj.stop_value(score))
                 margin = MARGIN * max(1.0, abs(stop))
                 roll = sol.rolls[lo:hi]
                 grid[lo:hi] = np.where(roll > stop + margin, 1, np.where(roll < stop - margin, 0, 2))
+            else:  # a player who does not choose rolls wherever the objective does not stop it
+                grid[lo:hi] = 1
             if obj.forces:
                 grid[lo:hi][obj.forced(score, sol.table.shotguns[sol.order[:hi - lo]])] = 0
         return grid

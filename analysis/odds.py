@@ -252,8 +252,8 @@ def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn) -> Odds:
                         stop=stop, actions=actions, roll_action=roll_action, within=turn.within)
     next_rolls = {a: next_roll(position, a) for a in rolls}
     give_up = []
-    for t in next_rolls[roll_action].transitions if position.school_bus else ():
-        if t.choices:
+    for t in next_rolls[roll_action].transitions:
+        if t.choices:  # (tyre tracks: the School Bus's only)
             nodes = np.array([turn.index(s) for _, s in t.choices])
             worth = dict(zip([g for g, _ in t.choices], turn.values(nodes, score + t.brains).tolist()))
             footprints, pile = _before_giving_up(position, t.choices[0])

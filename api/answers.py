@@ -32,7 +32,7 @@ from analysis.exact import fraction_text
 from analysis.odds import NearTie, TurnStartTooLarge, within
 from analysis.position import COUNTS, DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, SCHOOL_BUS_FIELDS
 from analysis.roll import legal_actions
-from workers.store import CorruptEntry, Key, Store, held, store
+from workers.store import CorruptEntry, Key, Store, store
 
 from .errors import ApiError, FieldError
 
@@ -249,7 +249,7 @@ def running() -> int:
 
 def computing(key: Key) -> bool:
     """Whether a job of any process sharing the store computes the answer `key` (it holds the answer's lock)."""
-    return key in _running or held(store().root / "locks" / f"{key.name}.lock")
+    return key in _running or store().busy(key)
 
 
 def _compute_and_store(shelf: Store, key: Key, position: Position, objective: str, after: float) -> dict[str, Any]:

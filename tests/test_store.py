@@ -121,3 +121,11 @@ def test_a_damaged_array_entry_is_never_mapped(tmp_path, damage):
         store.get_arrays(ARRAYS)
     assert store.get_arrays(ARRAYS) is None  # moved aside, to be built again
     assert (tmp_path / f"{ARRAYS.name}.corrupt").is_dir()
+
+
+def test_an_entry_is_busy_while_its_lock_is_held(tmp_path):
+    store, key = Store(tmp_path), Key("answer", "original", "before-draw", 1, tag="a" * 40)
+    assert not store.busy(key)
+    with store.lock(key):
+        assert store.busy(key)
+    assert not store.busy(key)

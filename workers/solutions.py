@@ -148,7 +148,7 @@ def status(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
         turn = load(mode, recycle, bus)
         if turn is not None:
             return SolutionStatus(mode, recycle, bus, "built", job, digest, dict(turn.meta))
-    if held(shelf.root / "locks" / f"{key.name}.lock"):
+    if shelf.busy(key):
         return SolutionStatus(mode, recycle, bus, "building", job)
     if held(_builder_lock_path()) or _building_here():
         return SolutionStatus(mode, recycle, bus, "queued", job)

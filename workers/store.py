@@ -231,8 +231,15 @@ class Store:
     def lock(self, key: Key) -> Iterator[None]:
         """Hold the exclusive lock of `key` (waiting for it) while computing its entry, so that two processes
         asked for one entry compute it once: the second waits, then reads what the first stored."""
-        with locked(self.root / "locks" / f"{key.name}.lock"):
+        with locked(self._lock_path(key)):
             yield
+
+    def busy(self, key: Key) -> bool:
+        """Whether a process holds the lock of `key` (`lock`): it computes that entry now."""
+        return held(self._lock_path(key))
+
+    def _lock_path(self, key: Key) -> Path:
+        return self.root / "locks" / f"{key.name}.lock"
 
     def stat(self, key: Key | JobKey) -> os.stat_result | None:
         """The entry's file status (size, when it was written), or None if absent."""
