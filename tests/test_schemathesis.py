@@ -151,7 +151,7 @@ def test_the_tables_keep_their_contract(case: Any) -> None:
 
 def test_enough_requests_were_generated() -> None:
     """>= 500 requests in all (the odds operations carry the count: the others have few inputs), and every
-    operation had some. (100 examples per operation: the whole suite must stay within CI's 20 minutes.)"""
+    operation had some. (100 examples per operation: the whole suite must stay within CI's 15 minutes.)"""
     if not {"GET /v1/odds", "POST /v1/odds", "GET /v1/odds.txt"} <= REQUESTS.keys():
         pytest.skip(f"the contract test did not run for every odds operation: {dict(REQUESTS)}")
     assert sum(REQUESTS.values()) >= 500, REQUESTS
