@@ -7,6 +7,9 @@ the schemathesis run, then shares the process-wide caches of analysis and api.od
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import os
 import shutil
 import subprocess
@@ -25,13 +28,15 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
-from analysis import Position
+from analysis import Position, kept
 from api import create_app
 from api.answers import compute
 
-# Test modules run in one process together where they share a costly result of the process's caches: both of
-# these solve the base game's whole School Bus turn exactly (80 s each in separate processes).
-TOGETHER = {"test_bus.py": "bus-turn-start", "test_api_expansions.py": "bus-turn-start"}
+from . import games
+
+# Test modules run in one process together where they share a costly result of the process's caches: these
+# solve the base game's whole School Bus turn exactly (a minute each in separate processes).
+TOGETHER = {name: "bus-turn-start" for name in ("test_bus.py", "test_api_expansions.py", "test_bus_solutions.py")}
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -43,7 +48,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if twice := sorted(nodeid for nodeid, n in ids.items() if n > 1):
         raise pytest.UsageError(f"{len(twice)} node ids name more than one test, e.g. {twice[0]}")
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(TOGETHER.get(item.path.name, item.path.stem)))
+        item.add_marker(pytest.mark.xdist_group(group(item)))
+
+
+LIBC = ctypes.CDLL(ctypes.util.find_library("c"))  # glibc (Debian)
+
+
+def group(item: pytest.Item) -> str:
+    return TOGETHER.get(item.path.name, item.path.stem)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """A group's turns go with it: the analysis keeps what a process solved (analysis/kept.py) for the next question,
+    and the groups share nothing, so a test process that kept every group's turns would hold gigabytes for none.
+    The memory goes back to the system too: glibc keeps the freed blocks of millions of small objects (the exact
+    values' integers) in its heap (3 GB after the base game's exact School Bus turn) until asked to trim it."""
+    if nextitem is None or group(nextitem) != group(item):
+        kept.forget()
+        gc.collect()
+        LIBC.malloc_trim(0)
 
 
 # The stored solutions the API answers from, built once per test run: every mode without the bus but the sequel's
@@ -75,6 +98,7 @@ def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     base = tmp_path_factory.getbasetemp()
     root = (base if worker_id == "master" else base.parent) / "solutions"
     os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
+    games.ROOT = root.parent / "games"
     builds = SOLUTION_BUILDS if worker_id in ("master", "gw0") else SOLUTION_BUILDS[::-1]
     for modes, variants, bus in builds:
         build_solutions(modes, variants, bus)
@@ -161,3 +185,4 @@ def queued_on(url: str) -> Iterator[redis.Redis]:
         configure(celery_app, "")
         queue.flushdb()
         queue.close()
+

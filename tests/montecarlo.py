@@ -3,9 +3,12 @@
 import math
 import random
 
+import numpy as np
+
 from analysis import Position, next_roll, odds, parse_objective
 from analysis.exact import exact_bus_turn, exact_turn
 from analysis.simulate import Turn, _lose_brain, play_turn, roll_once
+from workers import solutions
 
 N = 20_000
 
@@ -67,23 +70,15 @@ def assert_turn_matches(position: Position, objective: str, seed: int, scores_to
         assert within_4_sigma([float(s == k) for s in scores], float(o.score_distribution.get(k, 0))), k
 
 
-def bus_turns(position: Position, objective: str, seed: int, first: str | None = None) -> list[int]:
+def bus_turns(position: Position, objective: str, seed: int, first: str | None = None, stored: bool = False
+              ) -> list[int]:
     """The scores of `N` / 4 whole School Bus turns played on physical dice from `position` by the solved policy
-    (rolling `first` first, `play_turn`'s default otherwise)."""
-    act, give_up = _bus_policy(position, objective)
-    rng = random.Random(seed)
-    return [play_turn(position, act, rng, give_up, first) for _ in range(N // 4)]
-
-
-def _bus_policy(position: Position, objective: str):
-    """The solved policy and tyre-tracks choices as functions of a physical turn."""
-    root = None if position.game_mode.plain else position.bus_state
-    exact = exact_bus_turn(position.mode, position.recycle, parse_objective(objective), root)
-    index = exact.table.index
+    (rolling `first` first, `play_turn`'s default otherwise): the exact one, or with `stored` the stored solution's
+    (the policy the API answers from, for expected brains)."""
+    best, value = _stored_bus_policy(position) if stored else _exact_bus_policy(position, objective)
 
     def act(turn: Turn) -> str:
-        p = turn.position()
-        return exact.best(index[p.bus_state], p.score)
+        return best(turn.position())
 
     def give_up(turn: Turn, options: list[str]) -> str:
         worth = []
@@ -91,8 +86,30 @@ def _bus_policy(position: Position, objective: str):
             after = Turn.at(turn.position())
             _lose_brain(after, g)
             after.riding, after.bus_out = False, True
-            p = after.position()
-            worth.append(exact.value(index[p.bus_state], p.score))
+            worth.append(value(after.position()))
         return options[worth.index(max(worth))]
 
-    return act, give_up
+    rng = random.Random(seed)
+    return [play_turn(position, act, rng, give_up, first) for _ in range(N // 4)]
+
+
+def _exact_bus_policy(position: Position, objective: str):
+    """(the best action at a position, its value) by the exact solution of what `position` can reach."""
+    root = None if position.game_mode.plain else position.bus_state
+    exact = exact_bus_turn(position.mode, position.recycle, parse_objective(objective), root)
+    index = exact.table.index
+    return (lambda p: exact.best(index[p.bus_state], p.score),
+            lambda p: exact.value(index[p.bus_state], p.score))
+
+
+def _stored_bus_policy(position: Position):
+    """(the best action at a position, its value) by the mode's stored School Bus solution."""
+    turn = solutions.load(position.mode, position.recycle, True)
+    assert turn is not None, "the session builds it (tests/conftest.py)"
+
+    def best(p: Position) -> str:
+        i = turn.index(p.bus_state)
+        rolled = int(turn.policy(np.array([i]), p.score)[0])
+        return "stop" if rolled < 0 else next(a for a, c in turn.actions(i).items() if c == rolled)
+
+    return best, lambda p: float(turn.values(np.array([turn.index(p.bus_state)]), p.score)[0])

@@ -25,12 +25,13 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
-from analysis.game import solve_game
 from api import create_app
 from workers import app as celery_app
 from workers.celery_app import configure
 from workers.store import Store
 from workers.tasks import job_status, table_key
+
+from .games import solved_game
 
 KEY = table_key("original", "before-draw", 2)
 VISIBILITY = 6  # seconds before Redis redelivers the message of a dead worker (3600 in production)
@@ -174,7 +175,7 @@ def served_table(client: FlaskClient) -> tuple[dict, str]:
 
 
 def assert_whole(table: dict) -> None:
-    expected = solve_game("original")
+    expected = solved_game("original")
     assert table["win_probability"]["seat1"] == [list(row) for row in expected.seat1]  # bit for bit, all present
     assert table["win_probability"]["seat2"] == [list(row) for row in expected.seat2]
     assert table["tiebreak"] == expected.tiebreak and table["final"] == list(expected.final)

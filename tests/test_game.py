@@ -22,17 +22,19 @@ from analysis.game.play import play_duel, policy_table
 from analysis.game.rules import Rule, parse_rule, rule_game, rule_win_probability
 from analysis.table import table_for
 
+from .games import solved_game
+
 G = 13
 
 
 @pytest.fixture(scope="module")
 def game() -> GameSolution:
-    return solve_game("original", "before-draw")
+    return solved_game("original", "before-draw")
 
 
 @pytest.fixture(scope="module")
 def neller_game() -> GameSolution:
-    return solve_game("original", "draw-then-recycle")
+    return solved_game("original", "draw-then-recycle")
 
 
 # -- the anchor -------------------------------------------------------------------------------------
@@ -380,7 +382,7 @@ DF = "big-summer-action-movie"  # tests/test_tables.py serves the same solution
 
 @pytest.fixture(scope="module")
 def df_game() -> GameSolution:
-    return solve_game(DF)
+    return solved_game(DF)
 
 
 def test_a_double_feature_game_is_solved(df_game):

@@ -51,10 +51,11 @@ def test_win_is_answered_by_the_analysis_like_the_others() -> None:
     """`odds` with `Win` reads the decision from the game's table: P(win) of rolling and of stopping, the next roll
     exact, no score distribution."""
     from analysis import Position, Win, next_roll, odds
-    from analysis.game import solve_game
     from analysis.game.advice import check_scores, win_advice
 
-    table = solve_game("original")
+    from .games import solved_game
+
+    table = solved_game("original")
     position = Position(footprints=("green",), brains=("green", "yellow"), shotguns=("red",))
     scores = check_scores([10, 12], 1)
     o = odds(position, Win(scores, table))

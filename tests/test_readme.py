@@ -255,12 +255,13 @@ def test_the_examples_are_there() -> None:
 @pytest.fixture(scope="module")
 def table_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding the base game's two-player table, as the workers leave it (about 10 s to solve)."""
-    from analysis.game import solve_game
     from workers.store import Store
     from workers.tables import table_key
 
+    from .games import solved_game
+
     root = tmp_path_factory.mktemp("store")
-    Store(root).put(table_key("original", "before-draw", 2), solve_game("original").to_dict())
+    Store(root).put(table_key("original", "before-draw", 2), solved_game("original").to_dict())
     return root
 
 

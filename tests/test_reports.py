@@ -22,7 +22,6 @@ import redis
 from analysis import MODES, next_roll
 from analysis.charts import roll_stop_regions
 from analysis.exact import exact_turn, to_fraction
-from analysis.game import solve_game
 from analysis.objectives import ExpectedBrains
 from analysis.policy import solve
 from analysis.report import (
@@ -40,6 +39,8 @@ from workers.schedule import parse_schedule
 from workers.store import Key, Store
 from workers.tasks import table_key
 
+from .games import solved_game
+
 REDIS_URL = "redis://127.0.0.1:6379/14"
 RULES = ("stop-at:3",)  # one rule keeps the module's cost down; the nightly default plays seven
 
@@ -52,14 +53,14 @@ def store_dir(tmp_path_factory):
         mp.setenv("ZOMBIE_ODDS_STORE", str(root))
         mp.setenv("ZOMBIE_ODDS_REPORT_RULES", " ".join(RULES))
         mp.delenv("ZOMBIE_ODDS_REPORT_SCHEDULE", raising=False)
-        Store(root).put(table_key("original", "before-draw", 2), solve_game("original").to_dict())
+        Store(root).put(table_key("original", "before-draw", 2), solved_game("original").to_dict())
         yield root
 
 
 @pytest.fixture(scope="module")
 def content(store_dir, warm):
     """The report's content for the base game, computed once; kept in the store as a worker would keep it."""
-    data = build("original", "before-draw", solve_game("original"), rules=RULES)
+    data = build("original", "before-draw", solved_game("original"), rules=RULES)
     inputs, _ = reports.inputs_for("original")
     Store(store_dir).put(inputs.data_key, data)
     return data
@@ -114,7 +115,7 @@ def test_bust_table_entries_are_the_engines_odds(content):
 
 
 def test_the_game_and_rules_sections(content):
-    game = solve_game("original")
+    game = solved_game("original")
     assert section(content, "game")["facts"][0]["value"] == game.p_first_player_wins
     rules = table(content, "rules")["rows"]
     assert rules[0][2:] == [game.p_first_player_wins, 1 - game.p_first_player_wins, 0.5]
@@ -396,7 +397,7 @@ def test_a_mode_outside_the_budget_shows_what_is_cheap_and_says_why_the_rest_is_
     checks where sections go, not a Santa number."""
     from dataclasses import replace
 
-    game = replace(solve_game("original"), mode=SANTA)
+    game = replace(solved_game("original"), mode=SANTA)
     data = build(SANTA, game=game, rules=RULES, solve_missing="over budget")
     status = {s["id"]: (s["status"], s["reason"]) for s in data["sections"]}
     assert status == {"turn": ("missing", "over budget"), "bust": ("ok", ""), "policy": ("missing", "over budget"),

@@ -2,7 +2,7 @@
 
 Games are played with analysis.simulate's physical dice (a cup, a hand, two piles) and written down
 as a scorekeeper would; the review replays them through analysis.roll and prices every decision. The
-two-player table is solved once per module (`solve_game`, ~10 s) and stored in a temporary store.
+two-player table is solved once per run (`tests.games.solved_game`) and stored in a temporary store.
 Double Feature games are played with the simulation's own rules of the expansion (rescues, Santa),
 an implementation independent of roll.py's, and replayed position by position.
 """
@@ -24,7 +24,7 @@ from flask.testing import FlaskClient
 
 from analysis import MODES, Position, odds
 from analysis.exact import exact_turn
-from analysis.game import GameSolution, policy_table, solve_game
+from analysis.game import GameSolution, policy_table
 from analysis.game.play import dice_state_index, fresh_turn
 from analysis.objectives import ExpectedBrains
 from analysis.review import MISTAKE_TOL, GameLog, LogError, replay, review
@@ -33,6 +33,8 @@ from analysis.table import table_for
 from api.review import MAX_SOLVES, unpriced
 from workers.store import store
 from workers.tasks import table_key
+
+from .games import solved_game
 
 GOAL = 13
 # chooser(seat, scores at the start of the turn, dice state index, turn total) -> True to roll again
@@ -74,7 +76,7 @@ def play_log(choose: Chooser, rng: random.Random, names: tuple[str, ...] = ("Ann
 
 @pytest.fixture(scope="module")
 def solution() -> GameSolution:
-    return solve_game("original")
+    return solved_game("original")
 
 
 @pytest.fixture(scope="module")

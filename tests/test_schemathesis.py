@@ -50,12 +50,13 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from analysis import Position, PositionError, parse_objective
 from analysis.budgets import room, too_large
-from analysis.game import solve_game
 from api import create_app
 from api.answers import compute
 from api.spec import load
 from workers.store import Store
 from workers.tasks import table_key
+
+from .games import solved_game
 
 REQUESTS: Counter[str] = Counter()
 PILES = ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "effects", "kept_out")
@@ -123,7 +124,7 @@ def warm_both_variants(warm: None) -> None:
 def table_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     root = tmp_path_factory.mktemp("store")
     for variant in ("before-draw", "draw-then-recycle"):
-        Store(root).put(table_key("original", variant, 2), solve_game("original", variant).to_dict())
+        Store(root).put(table_key("original", variant, 2), solved_game("original", variant).to_dict())
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOMBIE_ODDS_STORE", str(root))
         mp.setenv("ZOMBIE_ODDS_REPORT_RULES", "")  # a POST /v1/reports renders a report without rule games

@@ -18,12 +18,14 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
-from analysis.game import GameSolution, solve_game
+from analysis.game import GameSolution
 from tests.conftest import queued_on
 from tests.test_readme import formula_url, local, recipes
 from workers.store import Store
 from workers.tables import job_id
 from workers.tasks import table_key
+
+from .games import solved_game
 
 WORKED = {"footprints": "green,red", "brains": "green", "shotguns": "red"}
 POSITIONS = [
@@ -132,7 +134,7 @@ GAMES = [  # (position, scores, seat, final_round or None)
 
 @pytest.fixture(scope="module")
 def solution() -> GameSolution:
-    return solve_game("original")
+    return solved_game("original")
 
 
 @pytest.fixture(scope="module")

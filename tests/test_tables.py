@@ -1,6 +1,6 @@
 """/v1/tables, /v1/jobs and the objective `win` of /v1/odds: tables served whole, jobs followed to the end.
 
-The base game's table is solved once (`solve_game`, shared with the other tests of the session) and
+The base game's table is solved once (`tests.games.solved_game`, shared with the other tests of the run) and
 put in a temporary store directly; the job tests compute it again through the API, in-process (the
 embedded default) and queued on a real Redis with no worker yet.
 """
@@ -20,7 +20,7 @@ import redis
 from flask.testing import FlaskClient
 
 from analysis import MODES, Position
-from analysis.game import GameSolution, reduced_win_probability, solve_game
+from analysis.game import GameSolution, reduced_win_probability
 from analysis.game.many import MEASURED
 from analysis.table import table_for
 from api import create_app, spec
@@ -31,6 +31,8 @@ from workers.store import JobKey, Store
 from workers.tables import job_id, join
 from workers.tasks import table_key
 
+from .games import solved_game
+
 KEY = table_key("original", "before-draw", 2)
 JOB = f"/v1/jobs/{job_id(KEY)}"
 REDIS_URL = "redis://127.0.0.1:6379/11"  # this module's own database (pytest-xdist runs modules side by side)
@@ -39,7 +41,7 @@ WORKED = "footprints=green,red&brains=green&shotguns=red"
 
 @pytest.fixture(scope="module")
 def solution() -> GameSolution:
-    return solve_game("original")
+    return solved_game("original")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -421,7 +423,7 @@ DF = "big-summer-action-movie"
 
 @pytest.fixture(scope="module")
 def df_solution() -> GameSolution:
-    return solve_game(DF)  # shared with tests/test_game.py (solve_game is cached per process)
+    return solved_game(DF)  # shared with tests/test_game.py
 
 
 @pytest.fixture

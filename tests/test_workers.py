@@ -8,11 +8,12 @@ import time
 import pytest
 import redis
 
-from analysis.game import solve_game
 from workers import app
 from workers.celery_app import configure
 from workers.store import Store
 from workers.tasks import job_status, start_table_job, table_key
+
+from .games import solved_game
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 
@@ -35,8 +36,8 @@ def test_embedded_default_runs_the_same_graph_in_process(store_dir):
     assert state == "SUCCESS" and summary["done"] == summary["total"]
     data, digest = Store(store_dir).get(table_key("original", "before-draw", 2))
     assert summary["sha256"] == digest
-    assert data["tiebreak"] == solve_game("original").tiebreak
-    assert summary["p_first_player_wins"] == solve_game("original").p_first_player_wins
+    assert data["tiebreak"] == solved_game("original").tiebreak
+    assert summary["p_first_player_wins"] == solved_game("original").p_first_player_wins
 
 
 @pytest.fixture
@@ -70,7 +71,7 @@ def test_a_real_worker_computes_and_stores_the_table(worker, store_dir):
     assert summary["done"] == summary["total"] > 20 and len(seen) > 3  # progress was reported on the way
     data, digest = Store(store_dir).get(table_key("original", "before-draw", 2))
     assert summary["sha256"] == digest
-    assert data["seat1"] == [list(row) for row in solve_game("original").seat1]  # bit for bit
+    assert data["seat1"] == [list(row) for row in solved_game("original").seat1]  # bit for bit
 
 
 @pytest.fixture

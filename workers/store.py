@@ -133,14 +133,19 @@ class Store:
                 json.dump(envelope, f, separators=(",", ":"), allow_nan=False)
                 f.flush()
                 os.fsync(f.fileno())
+            self._journal(key, digest)
             os.replace(tmp, self._path(key))
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
         _fsync_dir(self.root)
-        with open(self.root / "journal.log", "a") as journal:  # one short line per write: appends are atomic
-            journal.write(f"{time.time():.3f} {key.name} {digest}\n")
         return digest
+
+    def _journal(self, key: Key | JobKey, digest: str) -> None:
+        """Note a write in ``journal.log``, one short line (appends are atomic), before its entry appears: whoever
+        sees an entry finds its line."""
+        with open(self.root / "journal.log", "a") as journal:
+            journal.write(f"{time.time():.3f} {key.name} {digest}\n")
 
     def get(self, key: Key | JobKey) -> tuple[Any, str] | None:
         """(data, sha256) if stored and intact; None if absent. A corrupt file raises CorruptEntry."""
@@ -187,13 +192,12 @@ class Store:
             final = self._folder(key)
             if final.exists():  # an older copy (or one moved aside): replaced whole
                 shutil.rmtree(final)
+            self._journal(key, digest)
             os.replace(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         _fsync_dir(self.root)
-        with open(self.root / "journal.log", "a") as journal:
-            journal.write(f"{time.time():.3f} {key.name} {digest}\n")
         return digest
 
     def get_arrays(self, key: Key) -> tuple[dict[str, Any], dict[str, np.ndarray], str] | None:
