@@ -49,13 +49,6 @@ def _release() -> None:
     kept.forget("whole", "bus rooted")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def release() -> Any:
-    """This module's whole turns are not kept for the other modules of its process."""
-    yield
-    _release()
-
-
 def test_room_three_is_answered_in_floats() -> None:
     assert [room(position_of(body)) for body in EARLY + LATER] == [3, 3, 3, 2, 2, 2]
     assert all(approximate(position_of(body)) for body in EARLY)
