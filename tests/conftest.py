@@ -185,4 +185,3 @@ def queued_on(url: str) -> Iterator[redis.Redis]:
         configure(celery_app, "")
         queue.flushdb()
         queue.close()
-
