@@ -129,3 +129,21 @@ def test_an_entry_is_busy_while_its_lock_is_held(tmp_path):
     with store.lock(key):
         assert store.busy(key)
     assert not store.busy(key)
+
+
+def test_whoever_sees_an_entry_finds_its_journal_line(tmp_path, monkeypatch):
+    """The line is written before the entry appears (its rename into place): a reader that sees the entry (a job's
+    status) and then counts its writes finds this one."""
+    import numpy as np
+
+    store = Store(tmp_path)
+    lines_at_rename = []
+
+    def replace(src, dst, replace=os.replace):
+        lines_at_rename.append(store.writes(KEY) + store.writes(ARRAYS))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    store.put(KEY, {"x": 1})
+    store.put_arrays(ARRAYS, {"top": 1}, {"values": np.arange(3.0)})
+    assert lines_at_rename == [1, 2] and store.writes(KEY) == store.writes(ARRAYS) == 1
