@@ -75,7 +75,7 @@ def bus_turns(position: Position, objective: str, seed: int, first: str | None =
     """The scores of `N` / 4 whole School Bus turns played on physical dice from `position` by the solved policy
     (rolling `first` first, `play_turn`'s default otherwise): the exact one, or with `stored` the stored solution's
     (the policy the API answers from, for expected brains)."""
-    best, value = _stored_bus_policy(position) if stored else _exact_bus_policy(position, objective)
+    best, value = _stored_bus_policy(position, objective) if stored else _exact_bus_policy(position, objective)
 
     def act(turn: Turn) -> str:
         return best(turn.position())
@@ -102,8 +102,10 @@ def _exact_bus_policy(position: Position, objective: str):
             lambda p: exact.value(index[p.bus_state], p.score))
 
 
-def _stored_bus_policy(position: Position):
-    """(the best action at a position, its value) by the mode's stored School Bus solution."""
+def _stored_bus_policy(position: Position, objective: str):
+    """(the best action at a position, its value) by the mode's stored School Bus solution (of expected brains)."""
+    if objective != "expected-brains":
+        raise ValueError(f"a stored solution plays expected-brains, not {objective}")
     turn = solutions.load(position.mode, position.recycle, True)
     assert turn is not None, "the session builds it (tests/conftest.py)"
 
