@@ -1,8 +1,9 @@
 """What one request may solve: per mode, how far from a bust a position is answered in full, exactly, in floats,
 or not at all, for the questions no stored solution holds (objectives other than expected brains, exact values
-asked for, the sequel with the School Bus). The measure is `room`, the shotguns a turn can still take: the states a
-turn can reach grow with it. Each limit is the measured cost of the next room up (the comments); the API refuses a
-position past them with the field and the reason (`too_large`), never minutes of solving.
+asked for, the sequel with the School Bus near a bust: `odds.stored_solution`). The measure is `room`, the shotguns
+a turn can still take: the states a turn can reach grow with it. Each limit is the measured cost of the next room up
+(the comments); the API refuses a position past them with the field and the reason (`too_large`), never minutes of
+solving.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .budgets import max_room, room
 from .bus_solutions import StoredBusTurn
 from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
 from .game.advice import WinAdvice, win_advice
@@ -34,7 +35,7 @@ from .policy import BusSolution, bus_solve, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import NextRoll, legal_actions, next_roll
 from .solutions import StoredTurn, decide
-from .stored import UNSOLVED
+from .stored import DEFAULT_BUILD_MEMORY, build_memory
 from .table import bus_table_for, table_for
 
 __all__ = ["Odds", "Decision", "GiveUp", "odds", "win_odds", "stored_odds", "stored_solution", "EXACT_MODES",
@@ -168,16 +169,22 @@ EXACT_MODES = frozenset({"original"})  # modes whose exact values fit a request 
 
 def stored_solution(position: Position, objective: Objective, exact: bool = False) -> tuple[str, str, bool] | None:
     """Which stored solution (analysis/solutions.py) answers this question, as (mode, recycle, school_bus); None
-    where it is solved for the request instead (objectives other than expected brains, exact values asked for, the
-    combinations in `UNSOLVED`). Exact values asked for where they do not fit a request: `PositionError` naming
-    ``exact``."""
+    where it is solved for the request instead: objectives other than expected brains, exact values asked for, and,
+    in a combination whose build takes more memory than most machines give it (`stored.build_memory`: the sequel
+    with the School Bus), the positions near the end of the turn that a request solves in full (`budgets.max_room`),
+    so that they never wait for a build that may only be made elsewhere. Exact values asked for where they do not
+    fit a request: `PositionError` naming ``exact``."""
     if exact:
         if position.school_bus or position.mode in EXACT_MODES:
             return None
         raise PositionError([FieldError("exact", f"exact values of mode {position.mode} run to fractions of "
                                                  "thousands of digits, beyond one request; its answers are floats "
                                                  "from the stored solution, each with its bound (drop exact)")])
-    if objective != ExpectedBrains() or (position.mode, position.school_bus) in UNSOLVED:
+    if objective != ExpectedBrains():
+        return None
+    limit = max_room(position)
+    if build_memory(position.mode, position.school_bus) > DEFAULT_BUILD_MEMORY and limit is not None and \
+            room(position) <= limit:
         return None
     return position.mode, position.recycle, position.school_bus
 

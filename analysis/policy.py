@@ -459,7 +459,7 @@ class BusSolution:
     table: BusTable
     objective: Objective
     top: int
-    candidate_nodes: tuple[np.ndarray, ...]  # per level: sorted decision nodes
+    candidate_nodes: tuple[np.ndarray, ...]  # per level: sorted decision nodes (int32)
     candidate_masks: tuple[np.ndarray, ...]  # per level: their masks
     candidate_values: tuple[np.ndarray, ...]  # per level: their float values (every other decision: its stop value)
     watched_values: np.ndarray  # per level 0..top, the float value of each of `watched` (-inf: not solved there)
@@ -646,7 +646,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                     here[decision] = value
                     keep = mask != 1
                     if keep.any():
-                        nodes_at[t].append(decision[keep])
+                        nodes_at[t].append(decision[keep].astype(np.int32))
                         masks_at[t].append(mask[keep].astype(np.int8))
                         values_at[t].append(value[keep])
                 tyre = entry["tyre"]
@@ -699,7 +699,7 @@ def _read_later(table: BusTable, first: int) -> np.ndarray:
     return read[table.block_of[read] < first]
 
 
-_NO_CANDIDATES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int8), np.zeros(0))
+_NO_CANDIDATES = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int8), np.zeros(0))
 
 
 def _merged(one, two) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
@@ -741,6 +741,7 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
     while change > PASS_TOLERANCE * max(1.0, float(np.abs(stop).max())):
         if passes == MAX_PASSES:
             raise ArithmeticError(f"no convergence in {MAX_PASSES} passes (last change {change:.3g})")
+        nodes = masks = values = seen = None  # (the last pass's candidates go before this one makes its own)
         nodes, masks, values, seen, after, settled = bus_sweep(table, objective, top, stop, back, tops, settled,
                                                                watched)
         change = float(np.abs(after - back).max(initial=0.0))

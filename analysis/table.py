@@ -964,6 +964,14 @@ def _node_parts(key: object) -> tuple[DiceState, int, int] | None:
 _NONE = (np.zeros(0, dtype=np.int64),) * 3 + (lambda p, ids: None,)  # no node of a kind on this level
 
 
+def _compact(parent: np.ndarray, delta: np.ndarray, child: np.ndarray, ways: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A level's roll results as the search keeps them: int32 nodes and ways, int16 deltas (the sequel's bus turn
+    has 71 million; its denominators, and so its ways, stay below 2**30)."""
+    if len(ways) and int(ways.max()) >= 2**31:
+        raise OverflowError("a roll's ways do not fit 32 bits")
+    return parent.astype(np.int32), delta.astype(np.int16), child.astype(np.int32), ways.astype(np.int32)
+
+
 class _BusSearch:
     """The breadth-first search behind `bus_table_for`, a whole level of nodes at a time, on integer keys.
 
@@ -1134,7 +1142,7 @@ class _BusSearch:
         keys = self.keys(code[r] + add[pos], 4 * out[r], s[r])  # (a decision: ready 0 or out 4, no token)
 
         def keep(p, ids):
-            self.results.append((p, gain[pos], ids, ways[pos]))
+            self.results.append(_compact(p, gain[pos], ids, ways[pos]))
         return node[r], pos, keys, keep
 
     def ride(self, level, sub, s, code):
@@ -1173,7 +1181,7 @@ class _BusSearch:
                                   self.keys(after[tyre], _TYRE + tok[tyre], tokens_after[tyre]))
 
         def keep(p, ids):
-            self.results.append((p, delta, ids, ways[pos]))
+            self.results.append(_compact(p, delta, ids, ways[pos]))
         return node[r], pos, keys, keep
 
 
@@ -1223,14 +1231,19 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     bust = np.zeros(n, dtype=np.int64)
     bust[rolled] = bust_ways
     # every result of every chance node, merged per (node, delta, target)
-    ri, rd, rj, rw = (np.concatenate(c) for c in zip(*search.results))  # (each node's in its roll's order)
+    results, search.results = search.results, []  # (held once: the sequel's are a gigabyte)
+    ri, rd, rj, rw = (np.concatenate(c) for c in zip(*results))  # (each node's in its roll's order)
+    del results
     low = int(rd.min(initial=0))
-    order_key = (ri * (int(rd.max(initial=0)) - low + 1) + (rd - low)) * n + rj  # (node, delta, target)
+    order_key = (ri.astype(np.int64) * (int(rd.max(initial=0)) - low + 1) + (rd - low)) * n + rj  # (node, delta, to)
     sort = np.argsort(order_key, kind="stable")
-    order_key, ri, rd, rj, rw = order_key[sort], ri[sort], rd[sort], rj[sort], rw[sort]
-    first = np.flatnonzero(np.concatenate([[True], np.diff(order_key) != 0]))
+    first = np.flatnonzero(np.concatenate([[True], np.diff(order_key[sort]) != 0]))
+    del order_key
     met = np.minimum.reduceat(sort, first) if len(sort) else sort  # where each merged result first appeared
-    ri, rd, rj, rw = ri[first], rd[first], rj[first], np.add.reduceat(rw, first) if len(rw) else rw
+    rw = np.add.reduceat(rw[sort], first) if len(rw) else rw
+    pick = sort[first]
+    del sort, first
+    ri, rd, rj = ri[pick], rd[pick], rj[pick]
     # a result is a loop when it shows no brain and is a decision that can roll the same chance node again
     rolls = np.full((n, 2), -1)  # per decision, the chance nodes its actions roll (at most two)
     rolls[ai, a_slot] = ac

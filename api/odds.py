@@ -72,7 +72,8 @@ def stored_answer(position: Position, mode: str, recycle: str, bus: bool) -> dic
             raise ApiError(503, f"the job queue cannot be reached ({type(e).__name__}); ask again later",
                            headers={"Retry-After": str(SOLUTION_RETRY_AFTER)}) from None
         what = f"mode {mode}{' with the School Bus' if bus else ''} ({recycle})"
-        raise ApiError(503, f"the solution of {what} is not built yet (job {job.state}); ask again in "
+        failed = f"; its last build failed: {job.error}" if job.error else ""
+        raise ApiError(503, f"the solution of {what} is not built yet (job {job.state}{failed}); ask again in "
                             f"{SOLUTION_RETRY_AFTER} s", headers={"Retry-After": str(SOLUTION_RETRY_AFTER)},
                        extensions={"job": f"/v1/solutions/{job.job}"})
     try:

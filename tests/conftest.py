@@ -31,6 +31,7 @@ from werkzeug.serving import make_server
 from analysis import Position, kept
 from api import create_app
 from api.answers import compute
+from workers import solutions as solution_jobs
 
 from . import games
 
@@ -98,6 +99,7 @@ def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     base = tmp_path_factory.getbasetemp()
     root = (base if worker_id == "master" else base.parent) / "solutions"
     os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
+    os.environ["ZOMBIE_ODDS_BUILD_MEMORY"] = "4"  # (CI's limit is 8 GB: the sequel's bus turn, 11 GiB, is not built)
     games.ROOT = root.parent / "games"
     builds = SOLUTION_BUILDS if worker_id in ("master", "gw0") else SOLUTION_BUILDS[::-1]
     for modes, variants, bus in builds:
@@ -105,9 +107,19 @@ def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def no_builder_left() -> Iterator[None]:
+    """A background builder a test started (a server's start or a request that missed a solution starts one; it goes
+    on to every other missing solution) ends with the test."""
+    yield
+    for child in solution_jobs._children:
+        child.terminate()
+        child.wait(timeout=60)
+
+
 @pytest.fixture(scope="session")
 def sequel_solutions(solutions: Path) -> Path:
-    build_solutions(("direct-to-video-sequel",))
+    build_solutions(("direct-to-video-sequel",), (), "--no-school-bus")
     return solutions
 
 

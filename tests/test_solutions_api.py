@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
 from fractions import Fraction
 
 import pytest
@@ -13,15 +12,6 @@ from flask.testing import FlaskClient
 from analysis import MODES, Position, next_roll
 from analysis.simulate import random_position
 from workers import solutions
-
-
-@pytest.fixture(autouse=True)
-def no_builder_left() -> Iterator[None]:
-    """A background builder a test started (it goes on to every other missing solution) ends with the test."""
-    yield
-    for child in solutions._children:
-        child.terminate()
-        child.wait(timeout=60)
 
 
 def query(position: Position) -> str:
@@ -118,7 +108,7 @@ def test_a_corrupted_solution_is_never_served(client: FlaskClient, tmp_path, mon
 def test_the_solutions_list_names_every_combination(client: FlaskClient) -> None:
     listed = client.get("/v1/solutions").get_json()["solutions"]
     assert {(s["mode"], s["recycle"], s["school_bus"]) for s in listed} == set(solutions.combinations())
-    assert len(listed) == 14  # 4 modes x 2 variants x bus or not, less the sequel with the bus (analysis UNSOLVED)
+    assert len(listed) == 16  # 4 modes x 2 variants x bus or not
     assert client.get("/v1/solutions/no-such-job").status_code == 404
 
 
@@ -130,3 +120,32 @@ def test_a_position_no_turn_reaches_is_a_422_naming_footprints(client: FlaskClie
     response = client.get("/v1/odds", query_string={k: str(v).lower() for k, v in query.items()})
     assert response.status_code == 422, response.get_json()
     assert [e["field"] for e in response.get_json()["errors"]] == ["footprints"]
+
+
+def test_a_build_this_machine_cannot_hold_is_not_started_and_says_what_it_needs(
+        client: FlaskClient, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build that takes more memory than is available is refused before it starts (the kernel would kill it
+    midway): its job fails saying what it needs, and a question it would answer is a 503 that says so, asking for
+    the build again (the memory may be there by then)."""
+    monkeypatch.setenv("ZOMBIE_ODDS_SOLUTIONS", str(tmp_path))
+    with pytest.raises(solutions.NotEnoughMemory, match=r"takes up to 11\.0 GiB .* may take 4\.0 GiB \(ZOMBIE"):
+        solutions.build_and_store("direct-to-video-sequel", "before-draw", True)  # (tests/conftest.py's limit)
+    monkeypatch.delenv("ZOMBIE_ODDS_BUILD_MEMORY")
+    monkeypatch.setattr(solutions, "available_memory", lambda: 2**30)
+    with pytest.raises(solutions.NotEnoughMemory, match=r"takes up to 11\.0 GiB .* has 1\.0 GiB available"):
+        solutions.build_and_store("direct-to-video-sequel", "before-draw", True)
+    assert not solutions.store().has_arrays(solutions.solution_key("direct-to-video-sequel", "before-draw", True))
+    job = client.get("/v1/solutions/solution-direct-to-video-sequel-bus-before-draw-v1").get_json()
+    assert job["state"] == "failed" and "11.0 GiB" in job["error"]
+    asked: list[object] = []
+    monkeypatch.setattr(solutions, "build_in_background", asked.append)  # (no child that would build it here)
+    answer = client.get("/v1/odds?mode=direct-to-video-sequel&school_bus=true&footprints=green&brains=green,yellow")
+    assert answer.status_code == 503 and answer.mimetype == "application/problem+json"
+    assert "its last build failed" in answer.get_json()["detail"] and "11.0 GiB" in answer.get_json()["detail"]
+    assert asked == [("direct-to-video-sequel", "before-draw", True)]
+
+
+def test_available_memory_is_what_the_kernel_says() -> None:
+    with open("/proc/meminfo") as f:
+        total = int(next(line for line in f if line.startswith("MemTotal:")).split()[1]) * 1024
+    assert 0 < solutions.available_memory() <= total

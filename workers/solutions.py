@@ -25,20 +25,21 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from celery import shared_task
 
 from analysis import kept
-from analysis.stored import build, combinations, open_turn
+from analysis.stored import build, build_memory, combinations, open_turn
 
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
 from .store import store as shared_store
 
-__all__ = ["combinations", "SolutionStatus", "solution_key", "job_id", "load", "build_and_store", "status", "submit",
-           "submit_missing", "build_in_background", "build_missing", "build_solution", "forget_caches"]
+__all__ = ["combinations", "NotEnoughMemory", "available_memory", "SolutionStatus", "solution_key", "job_id", "load",
+           "build_and_store", "status", "submit", "submit_missing", "build_in_background", "build_missing",
+           "build_solution", "forget_caches"]
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,7 @@ def build_and_store(mode: str, recycle: str, bus: bool = False) -> str:
         if shelf.has_arrays(key):
             return _manifest_digest(shelf.root / key.name) or ""
         try:
+            _check_memory(mode, bus)
             meta, arrays = build(mode, recycle, bus)
             digest = shelf.put_arrays(key, meta, arrays)
         except Exception as e:
@@ -118,6 +120,38 @@ def build_and_store(mode: str, recycle: str, bus: bool = False) -> str:
             forget_caches()
         shelf.remove(JobKey(job_id(mode, recycle, bus)))
         return digest
+
+
+class NotEnoughMemory(MemoryError):
+    """This machine has less memory available than a build takes (`analysis.stored.build_memory`)."""
+
+
+def _check_memory(mode: str, bus: bool) -> None:
+    """Refuse to start a build the machine cannot hold (the kernel would kill it midway), or that takes more than
+    `ZOMBIE_ODDS_BUILD_MEMORY` GiB, saying what it needs."""
+    need, free = build_memory(mode, bus), available_memory()
+    allowed = os.environ.get("ZOMBIE_ODDS_BUILD_MEMORY")
+    if allowed and need > float(allowed) * 2**30:
+        where = f"builds here may take {float(allowed):.1f} GiB (ZOMBIE_ODDS_BUILD_MEMORY)"
+    elif free is not None and free < need:
+        where = f"this machine has {free / 2**30:.1f} GiB available"
+    else:
+        return
+    raise NotEnoughMemory(f"the build of mode {mode}{' with the School Bus' if bus else ''} takes up to "
+                          f"{need / 2**30:.1f} GiB of memory and {where}: build it where there is (zombie-odds "
+                          "solutions build, into a store this server shares)")
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the kernel can give without swapping (`MemAvailable`), None where it does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def _record(mode: str, recycle: str, bus: bool, state: str, **extra: Any) -> None:
@@ -166,7 +200,7 @@ def status(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
 
 def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
     """Have the solution built unless it is built or on its way: by a Celery worker with `REDIS_URL`, else by
-    this server's background builder. Its status either way."""
+    this server's background builder. Its status either way (``error``: why its last build failed, if it did)."""
     from .celery_app import app
 
     now = status(mode, recycle, bus)
@@ -174,12 +208,12 @@ def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
         return now
     if app.conf.task_always_eager:
         build_in_background((mode, recycle, bus))
-        return SolutionStatus(mode, recycle, bus, "queued", now.job)
+        return SolutionStatus(mode, recycle, bus, "queued", now.job, error=now.error)
     with app.connection_for_write() as connection:  # a queue that cannot be reached raises here, recording nothing
         connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.1, interval_max=0.1)
     build_solution.delay(mode, recycle, bus)
     _record(mode, recycle, bus, "queued")
-    return status(mode, recycle, bus)
+    return replace(status(mode, recycle, bus), error=now.error)
 
 
 @shared_task(acks_late=True, ignore_result=True)  # (its status is the store's: no result to wait for or subscribe to)
