@@ -39,6 +39,7 @@ requests). tests/test_tables.py follows such jobs to their end.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -53,7 +54,8 @@ from analysis.budgets import room, too_large
 from api import create_app
 from api.answers import compute
 from api.spec import load
-from workers.store import Store
+from workers import solutions
+from workers.store import Store, try_lock
 from workers.tasks import table_key
 
 from .games import solved_game
@@ -113,6 +115,18 @@ def empty_item(query: Any) -> bool:
     """A pile of one die named "" (a negative case) is sent as `brains=`: on the wire, that is the empty
     pile (OpenAPI's style table: form style, empty value), which the API rightly accepts."""
     return isinstance(query, dict) and any(query.get(pile) in ([""], "") for pile in PILES)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_builds() -> Iterator[None]:
+    """A question whose solution this run did not build is a 503 naming its job; the background builder's lock held
+    here keeps those questions from starting builds that would run beside the whole module."""
+    fd = try_lock(solutions._builder_lock_path())
+    assert fd is not None
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture(scope="module", autouse=True)
