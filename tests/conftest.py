@@ -32,6 +32,7 @@ from analysis import Position, kept
 from api import create_app
 from api.answers import compute
 from workers import solutions as solution_jobs
+from workers.store import try_lock
 
 from . import games
 
@@ -115,6 +116,18 @@ def no_builder_left() -> Iterator[None]:
     for child in solution_jobs._children:
         child.terminate()
         child.wait(timeout=60)
+
+
+@contextmanager
+def builder_busy() -> Iterator[None]:
+    """The background builder's lock of the solutions store in use, held: to every process a missing solution is
+    queued, and no question starts a build."""
+    fd = try_lock(solution_jobs._builder_lock_path())
+    assert fd is not None
+    try:
+        yield
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,8 @@ import pytest
 from click.testing import CliRunner
 from flask.testing import FlaskClient
 
+from tests.conftest import builder_busy
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 # The row the spreadsheet section describes: "With `green,red`, `green`, `red` and `1` in A2:D2 ... With `5,9` in
@@ -274,19 +276,10 @@ def with_table(table_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def no_solution_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A fresh server's first moments: no solution stored yet, the background builder at work on another (its lock
     held here, so that this test starts no build)."""
-    import os
-
-    from workers import solutions
-    from workers.store import try_lock
-
     with monkeypatch.context() as m:
         m.setenv("ZOMBIE_ODDS_SOLUTIONS", str(tmp_path / "solutions"))
-        fd = try_lock(solutions._builder_lock_path())
-        assert fd is not None
-        try:
+        with builder_busy():
             yield
-        finally:
-            os.close(fd)
 
 
 def ask(client: FlaskClient, example: Example) -> Any:

@@ -39,7 +39,6 @@ requests). tests/test_tables.py follows such jobs to their end.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -54,8 +53,8 @@ from analysis.budgets import room, too_large
 from api import create_app
 from api.answers import compute
 from api.spec import load
-from workers import solutions
-from workers.store import Store, try_lock
+from tests.conftest import builder_busy
+from workers.store import Store
 from workers.tasks import table_key
 
 from .games import solved_game
@@ -121,12 +120,8 @@ def empty_item(query: Any) -> bool:
 def no_builds() -> Iterator[None]:
     """A question whose solution this run did not build is a 503 naming its job; the background builder's lock held
     here keeps those questions from starting builds that would run beside the whole module."""
-    fd = try_lock(solutions._builder_lock_path())
-    assert fd is not None
-    try:
+    with builder_busy():
         yield
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -144,7 +144,8 @@ class Server:
         self.process.terminate()
         self.process.wait(timeout=60)
         self.reader.join(timeout=10)
-        self.process.stderr.close()
+        if not self.reader.is_alive():  # (a builder child the server started may hold its stderr open a while)
+            self.process.stderr.close()
 
 
 def get(url: str, timeout: float = 60, headers: dict[str, str] | None = None) -> tuple[int, Any, bytes, float]:
