@@ -10,6 +10,7 @@ deadline of a few seconds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -129,7 +130,7 @@ class Server:
         self.process = subprocess.Popen([ZOMBIE_ODDS, "serve", "--port", str(self.port), *args], env=environ,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.lines: list[str] = []
-        self.reader = threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         deadline = time.monotonic() + 120
         try:
@@ -144,8 +145,11 @@ class Server:
         self.process.terminate()
         self.process.wait(timeout=60)
         self.reader.join(timeout=10)
-        if not self.reader.is_alive():  # (a builder child the server started may hold its stderr open a while)
-            self.process.stderr.close()
+        self.process.stderr.close()
+
+    def _read(self) -> None:
+        with contextlib.suppress(ValueError):  # closed by `stop` while a builder child of the server held it open
+            self.lines.extend(self.process.stderr)
 
 
 def get(url: str, timeout: float = 60, headers: dict[str, str] | None = None) -> tuple[int, Any, bytes, float]:
