@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import time
 from collections import Counter
@@ -432,6 +433,7 @@ class Server(BaseApplication):
         with app.test_client() as client:  # what a process builds at its first requests, built once for every worker
             for path in ("/healthz", "/v1/modes"):
                 client.get(path)
+        solution_jobs.server = os.getpid()  # (this master: the background builder ends with it, not with a worker)
         start_solutions()
         if app.config["RATELIMIT_ENABLED"] and app.config["RATELIMIT_STORAGE_URI"].startswith("memory://") and \
                 self.cfg.workers > 1:

@@ -29,8 +29,18 @@ import pytest
 from api import create_app
 from api.deadline import DeadlineExceeded, in_flight
 from api.serving import Worker, options, private_mb, return_freed_memory
+from tests.conftest import builder_busy
+from workers.store import held
 
 SLOW = "/v1/odds?school_bus=true&objective=reach:20"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_builds() -> Iterator[None]:
+    """The servers here share the run's solutions, some of which it does not build (a variant's School Bus turn): the
+    background builder's lock held keeps each server from starting a builder beside the module."""
+    with builder_busy():
+        yield
 ZOMBIE_ODDS = str(Path(sys.executable).parent / "zombie-odds")
 
 
@@ -290,6 +300,30 @@ def test_a_server_whose_redis_is_down_starts_and_says_so(tmp_path: Path) -> None
         server.stop()
     assert "the job queue cannot be reached" in "".join(server.lines)
     assert not list((tmp_path / "none").glob("job--*"))
+
+
+def test_a_servers_background_builder_ends_with_the_server(tmp_path: Path) -> None:
+    """On the embedded default a server starts a builder of the missing solutions, a child process of its own session
+    (a worker's recycling does not end it). Stopping the server stops it: it kept building alone, into the memory of
+    an 11 GiB build, after the server it worked for was gone. A build it cuts short leaves nothing in the store."""
+    solutions = tmp_path / "solutions"
+    lock = solutions / "locks" / "solutions-builder.lock"
+    server = Server(tmp_path, "--workers", "1", env={"ZOMBIE_ODDS_SOLUTIONS": str(solutions)})
+    try:
+        for _ in range(300):
+            if lock.exists() and held(lock):
+                break
+            time.sleep(0.1)
+        assert held(lock), "".join(server.lines)
+        time.sleep(1)  # (into the base game's build)
+    finally:
+        server.stop()
+    for _ in range(300):
+        if not held(lock):
+            break
+        time.sleep(0.1)
+    assert not held(lock)
+    assert not list(solutions.glob(".tmp-*"))
 
 
 def test_a_workers_own_memory_leaves_out_the_mapped_solutions(tmp_path: Path) -> None:

@@ -18,9 +18,11 @@ being built (its lock is held) or queued (the background builder's lock is held,
 
 from __future__ import annotations
 
+import _thread
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -39,7 +41,7 @@ from .store import store as shared_store
 
 __all__ = ["combinations", "NotEnoughMemory", "available_memory", "SolutionStatus", "solution_key", "job_id", "load",
            "build_and_store", "status", "submit", "submit_missing", "build_in_background", "build_missing",
-           "build_solution", "forget_caches"]
+           "build_solution", "forget_caches", "server"]
 
 log = logging.getLogger(__name__)
 
@@ -224,17 +226,23 @@ def build_solution(mode: str, recycle: str, bus: bool = False) -> str:
 
 BUILDER = "solutions-builder"  # the background builder's lock, under the store's locks/
 
+server: int | None = None  # the server process whose end ends the background builder (None: the one that starts it)
+
 
 def build_in_background(first: tuple[str, str, bool] | None = None) -> None:
-    """Start the background builder unless one runs (in any process sharing the store): a child process
-    (``python -m workers.solutions``) that builds every missing solution, `first` first and then the base game
-    first, one at a time, so that no server process keeps the memory a build takes. It holds the builder's lock
-    while it lives, which is how every process knows the missing solutions are queued."""
+    """Start the background builder unless one runs (in any process sharing the store): a child process that builds
+    every missing solution, `first` first and then the base game first, one at a time, so that no server process
+    keeps the memory a build takes. It holds the builder's lock
+    while it lives, which is how every process knows the missing solutions are queued. It is the server's
+    background job and ends with the server (`server`: a gunicorn master, whose workers come and go); the next
+    server to start builds what it left."""
     if held(_builder_lock_path()) or _building_here():
         return
-    code = "import sys; from workers.solutions import build_missing; build_missing(tuple(sys.argv[1:]))"
-    _children.append(subprocess.Popen([sys.executable, "-c", code, *(str(part) for part in first or ())],
-                                      env=os.environ.copy(), stdin=subprocess.DEVNULL, start_new_session=True))
+    code = ("import sys; from workers.solutions import build_missing; "
+            "build_missing(int(sys.argv[1]), tuple(sys.argv[2:]))")
+    argv = [str(server or os.getpid()), *(str(part) for part in first or ())]
+    _children.append(subprocess.Popen([sys.executable, "-c", code, *argv], env=os.environ.copy(),
+                                      stdin=subprocess.DEVNULL, start_new_session=True))
 
 
 _children: list[subprocess.Popen] = []  # the builders this process started (kept, so that each is reaped)
@@ -252,12 +260,28 @@ def _builder_lock_path() -> Path:
     return folder / f"{BUILDER}.lock"
 
 
-def build_missing(first: tuple[str, ...] = ()) -> None:
-    """The background builder's work (`build_in_background`): nothing if another builder holds the lock. `first`:
-    (mode, recycle, "True" or "False"), as a command line gives them."""
+def _end_with(owner: int) -> None:
+    """Interrupt this process's main thread once process `owner` has ended."""
+    while True:
+        time.sleep(0.5)
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            _thread.interrupt_main()
+            return
+        except PermissionError:  # (a process of another user: alive)
+            pass
+
+
+def build_missing(owner: int, first: tuple[str, ...] = ()) -> None:
+    """The background builder's work (`build_in_background`) while process `owner` lives: nothing if another builder
+    holds the lock. `first`: (mode, recycle, "True" or "False"), as a command line gives them. Once `owner` has
+    ended, the build under way stops at once (the store's entry is written whole or not at all)."""
     fd = try_lock(_builder_lock_path())
     if fd is None:
         return
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # (a server may have started it ignoring SIGINT)
+    threading.Thread(target=_end_with, args=(owner,), daemon=True).start()
     try:
         order = [(first[0], first[1], first[2] == "True")] if first else []
         for mode, recycle, bus in dict.fromkeys([*order, *combinations()]):
@@ -266,6 +290,8 @@ def build_missing(first: tuple[str, ...] = ()) -> None:
                     build_and_store(mode, recycle, bus)
                 except Exception:
                     log.exception("building the solution of %s (%s, School Bus %s) failed", mode, recycle, bus)
+    except KeyboardInterrupt:
+        log.info("the server that started the background builder has ended: so does the builder")
     finally:
         os.close(fd)
 
