@@ -239,11 +239,12 @@ def odds(position: Position, objective: Objective | Win | str = "expected-brains
     return Odds(position, roll_now, decision, exact.score_distribution(i, score), {"roll": roll_now})
 
 
-def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn) -> Odds:
+def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn, distribution: bool = True) -> Odds:
     """`odds` for expected brains from a mode's stored solution (analysis/solutions.py, bus_solutions.py: the same
     questions of either): the next roll exact; every legal action's value and the score distribution floats within
     their certified bounds; the best action, ``tie`` where the bound cannot separate two; with the School Bus, tyre
-    tracks' choices on the best rolling action's next roll."""
+    tracks' choices on the best rolling action's next roll. Without the distribution if not `distribution`: the rest
+    is a few lookups, and the distribution a flow over the rest of the turn (up to seconds early in a long one)."""
     i = turn.node(position)
     if i is None:
         bus = " with the School Bus" if position.school_bus else ""
@@ -266,7 +267,7 @@ def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn) -> Odds:
             footprints, pile = _before_giving_up(position, t.choices[0])
             give_up.append(GiveUp(t.probability, t.brains, t.shotguns, max(worth, key=worth.get), worth, footprints,
                                   pile))
-    distribution, bound = turn.score_distribution(rolls[roll_action], score)
+    distribution, bound = turn.score_distribution(rolls[roll_action], score) if distribution else (None, None)
     return Odds(position, next_rolls[roll_action], decision, distribution, next_rolls, tuple(give_up),
                 distribution_within=bound)
 

@@ -1,14 +1,16 @@
 """The /v1/odds answer of one position and objective, as the documented JSON: the position read from validated
-request values (`position_from`), the answer computed where no stored solution holds it (`compute`, within the
-per-mode limits of analysis/budgets.py), and rendered (`answer`), shared by every process through the store
-(`shared_answer`). api/odds.py serves it; api/tables.py serves the objective win with it.
+request values (`position_from`), the answer read from the mode's stored solution (`from_solution`) or computed
+where none holds it (`compute`, within the per-mode limits of analysis/budgets.py), and rendered (`answer`), shared
+by every process through the store (`shared_answer`). api/odds.py serves it; api/tables.py serves the objective win
+with it.
 
-No request computes for long: such an answer is computed by a job, a thread of the server (`JOBS` at a time), which
-the request waits for up to `ANSWER_WAIT` seconds (half its deadline at most); past them the answer is a 503 with
+No request computes for long: an answer is computed by a job, a thread of the server (`JOBS` at a time), which the
+request waits for up to `ANSWER_WAIT` seconds (half its deadline at most); past them the answer is a 503 with
 `Retry-After` naming the job, ``/v1/answers/{id}``, while the job goes on and stores the answer, which the question
-asked again (or the job's URL) then reads. The job holds the answer's lock in the store while it computes, so that
-every process asked the same question computes it once; a process that dies mid-job leaves nothing half stored, and
-the question asked again starts it again.
+asked again (or the job's URL) then reads. (An answer read from a stored solution takes milliseconds, but its score
+distribution is a flow over the rest of the turn: seconds early in the longest turns.) The job holds the answer's
+lock in the store while it computes, so that every process asked the same question computes it once; a process that
+dies mid-job leaves nothing half stored, and the question asked again starts it again.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as StillComputing
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from flask import current_app
@@ -29,15 +31,16 @@ from flask import current_app
 from analysis import Odds, Position, PositionError, odds, parse_objective
 from analysis.budgets import approximate, left_out, room, too_large
 from analysis.exact import fraction_text
-from analysis.odds import NearTie, TurnStartTooLarge, within
+from analysis.odds import NearTie, TurnStartTooLarge, stored_odds, within
 from analysis.position import COUNTS, DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, SCHOOL_BUS_FIELDS
 from analysis.roll import legal_actions
+from analysis.stored import AnyStoredTurn
 from workers.store import CorruptEntry, Key, Store, store
 
 from .errors import ApiError, FieldError
 
-__all__ = ["answer", "answer_key", "answer_job", "compute", "computing", "running", "position_from", "read_answer",
-           "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
+__all__ = ["answer", "answer_key", "answer_job", "compute", "from_solution", "computing", "running", "position_from",
+           "read_answer", "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +132,7 @@ def answer(o: Odds) -> dict[str, Any]:
             **({"give_up": _give_up(o)} if bus else {}),
         },
         **({"turn": _turn(o)} if o.score_distribution is not None else
-           {} if o.win is not None else {"turn_left_out": left_out(p)}),
+           {"turn_left_out": why} if o.win is None and (why := left_out(p)) else {}),
     }
 
 
@@ -167,42 +170,56 @@ def _give_up(o: Odds) -> list[dict[str, Any]]:
             for g in o.give_up]
 
 
-def answer_key(position: Position, objective: str) -> Key:
-    """The store's name for the answer to (`position`, `objective`): a digest of both (a frozen value's repr
-    names every field), under the engine's version like a table."""
-    digest = hashlib.sha256(repr((position, objective)).encode()).hexdigest()[:40]
-    return Key("answer", position.mode, position.recycle, 1, tag=digest)
+def answer_key(position: Position, objective: str, stored: bool = False) -> Key:
+    """The store's name for the answer to (`position`, `objective`), `stored`: read from the mode's stored solution
+    (floats), not solved for the question: a digest of them (a frozen value's repr names every field), under the
+    engine's version like a table."""
+    digest = hashlib.sha256(repr((position, objective, *(("stored solution",) if stored else ()))).encode())
+    return Key("answer", position.mode, position.recycle, 1, tag=digest.hexdigest()[:40])
 
 
-def shared_answer(position: Position, objective: str) -> dict[str, Any]:
-    """The answer, from the store if another worker (or this server before a restart) computed it; else computed
-    by a job (module docstring), stored when it took `SHARE_ANSWERS_AFTER` seconds or more (cheap answers are not
-    stored: every position would be a file). Past `ANSWER_WAIT` seconds: a 503 naming the job. With
-    `SHARE_ANSWERS_AFTER` None (tests, the CLI) the answer is computed here and not stored; with `ANSWER_WAIT` None,
-    computed here and stored.
+@lru_cache(maxsize=4096)
+def from_solution(position: Position, turn: AnyStoredTurn, distribution: bool = True) -> dict[str, Any]:
+    """The answer read from `turn`, the mode's stored solution (`analysis.odds.stored_odds`), with the turn's score
+    distribution if `distribution`."""
+    return answer(stored_odds(position, turn, distribution))
+
+
+def shared_answer(position: Position, objective: str, turn: AnyStoredTurn | None = None) -> dict[str, Any]:
+    """The answer: read from `turn`, the mode's stored solution, if given (lookups, and a flow for the score
+    distribution: milliseconds mostly, seconds early in a long turn), else solved for the question (`compute`).
+    From the store if another worker (or this server before a restart) computed it; else computed by a job (module
+    docstring), stored when it took `SHARE_ANSWERS_AFTER` seconds or more (cheap answers are not stored: every
+    position would be a file). Past `ANSWER_WAIT` seconds: a 503 naming the job. With `SHARE_ANSWERS_AFTER` None
+    (tests, the CLI) the answer is computed here and not stored; with `ANSWER_WAIT` None, computed here and stored.
 
     Why: `compute`'s cache is one process's, and gunicorn runs several; a School Bus position takes half a minute
     or more, and each worker would solve it again. A stored answer that fails its checksum is moved aside and
     computed again."""
+    work = partial(from_solution, position, turn) if turn is not None else partial(_computed, position, objective)
     after, wait = current_app.config["SHARE_ANSWERS_AFTER"], current_app.config["ANSWER_WAIT"]
     if after is None:
-        return answer(compute(position, objective))
-    shelf, key = store(), answer_key(position, objective)
+        return work()
+    shelf, key = store(), answer_key(position, objective, stored=turn is not None)
     stored = _stored(shelf, key)
     if stored is not None:
         return stored
     if wait is None:
-        return _compute_and_store(shelf, key, position, objective, after)
+        return _compute_and_store(shelf, key, work, after)
     deadline = current_app.config.get("REQUEST_DEADLINE")
     if deadline:  # (a request waiting past its deadline would be stopped there, its job unnamed)
         wait = min(wait, deadline / 2)
-    job = _start(shelf, key, position, objective, min(after, wait))  # (a 503 was told to ask again: it is stored)
+    job = _start(shelf, key, work, min(after, wait))  # (a 503 was told to ask again: it is stored)
     try:
         return job.result(timeout=wait)
     except StillComputing:
         raise ApiError(503, f"this answer takes more than {wait:g} s to compute: job {key.name} computes it; ask "
                             f"again in {RETRY_AFTER} s", headers={"Retry-After": str(RETRY_AFTER)},
                        extensions={"job": answer_job(key)}) from None
+
+
+def _computed(position: Position, objective: str) -> dict[str, Any]:
+    return answer(compute(position, objective))
 
 
 RETRY_AFTER = 10  # seconds a client is told to wait for an answer a job computes
@@ -219,21 +236,21 @@ def answer_job(key: Key) -> str:
     return f"/v1/answers/{key.name}"
 
 
-def _start(shelf: Store, key: Key, position: Position, objective: str, after: float) -> Future:
-    """The job computing `key` in this process: the one running, else a new one."""
+def _start(shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> Future:
+    """The job computing `key` (with `work`) in this process: the one running, else a new one."""
     with _running_lock:
         job = _running.get(key)
         if job is None:
             job = _running[key] = Future()
-            threading.Thread(target=_run, args=(job, shelf, key, position, objective, after), daemon=True,
+            threading.Thread(target=_run, args=(job, shelf, key, work, after), daemon=True,
                              name=f"answer job {key.tag[:12]}").start()
         return job
 
 
-def _run(job: Future, shelf: Store, key: Key, position: Position, objective: str, after: float) -> None:
+def _run(job: Future, shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> None:
     with _slots:
         try:
-            job.set_result(_compute_and_store(shelf, key, position, objective, after))
+            job.set_result(_compute_and_store(shelf, key, work, after))
         except BaseException as e:  # (the request waiting re-raises it: a 422 for a position too large, say)
             job.set_exception(e)
         finally:
@@ -252,15 +269,15 @@ def computing(key: Key) -> bool:
     return key in _running or store().busy(key)
 
 
-def _compute_and_store(shelf: Store, key: Key, position: Position, objective: str, after: float) -> dict[str, Any]:
-    """The answer, computed once by every process: a process computing it now is waited for (the answer's lock),
-    then read; stored when it took `after` seconds or more."""
+def _compute_and_store(shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> dict[str, Any]:
+    """The answer `key`, computed by `work` once by every process: a process computing it now is waited for (the
+    answer's lock), then read; stored when it took `after` seconds or more."""
     with shelf.lock(key):
         stored = _stored(shelf, key)
         if stored is not None:
             return stored
         start = time.perf_counter()
-        result = answer(compute(position, objective))
+        result = work()
         if time.perf_counter() - start >= after:
             shelf.put(key, result)
     return result

@@ -9,15 +9,13 @@ answer, so they cannot disagree.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from flask import Blueprint, Response, g, jsonify
 
 from analysis import Position, PositionError, parse_objective
-from analysis.odds import stored_odds, stored_solution
+from analysis.odds import stored_solution
 from analysis.roll import next_roll
-from analysis.stored import AnyStoredTurn
 from workers import solutions
 from workers.store import ENGINE_VERSION, Key
 from workers.tables import QUEUE_ERRORS
@@ -25,10 +23,10 @@ from workers.tables import QUEUE_ERRORS
 from . import formats, tables
 from .answers import (
     RETRY_AFTER,
-    answer,
     answer_job,
     computing,
     exact_json,
+    from_solution,
     only_rolling_action,
     position_from,
     read_answer,
@@ -42,9 +40,11 @@ __all__ = ["bp", "answer_for", "bust_text", "stored_answer"]
 bp = Blueprint("odds", __name__)
 
 
-def answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
+def answer_for(values: Mapping[str, Any], distribution: bool = True) -> dict[str, Any]:
     """The /v1/odds answer for these values: by probability of winning with `scores`, else by `objective`, from the
-    mode's stored solution where one answers it (`analysis.odds.stored_solution`), else solved for the request."""
+    mode's stored solution where one answers it (`analysis.odds.stored_solution`), else solved for the request.
+    Not `distribution`: an answer read from a stored solution leaves out the turn's score distribution (for the
+    answers that show one value: it is the one part that is not a lookup)."""
     if tables.wants_win(values):  # `scores`: the decision by probability of winning the game
         return tables.win_answer(values)
     position, objective = position_from(values)
@@ -54,16 +54,17 @@ def answer_for(values: Mapping[str, Any]) -> dict[str, Any]:
         raise ApiError(422, "; ".join(f"{f.field}: {f.reason}" for f in e.errors), e.errors) from None
     if solution is None:
         return shared_answer(position, objective)
-    return stored_answer(position, *solution)
+    return stored_answer(position, *solution, distribution=distribution)
 
 
 # Seconds a client is told to wait for a solution being built (the sequel's takes about half a minute).
 SOLUTION_RETRY_AFTER = 15
 
 
-def stored_answer(position: Position, mode: str, recycle: str, bus: bool) -> dict[str, Any]:
-    """The answer from the stored solution of (`mode`, `recycle`, School Bus `bus`); while it is not built, a 503
-    naming the job that builds it (started here if nobody builds it)."""
+def stored_answer(position: Position, mode: str, recycle: str, bus: bool, distribution: bool = True) -> dict[str, Any]:
+    """The answer from the stored solution of (`mode`, `recycle`, School Bus `bus`), with the turn's score
+    distribution if `distribution`; while it is not built, a 503 naming the job that builds it (started here if
+    nobody builds it)."""
     turn = solutions.load(mode, recycle, bus)
     if turn is None:
         try:
@@ -77,15 +78,11 @@ def stored_answer(position: Position, mode: str, recycle: str, bus: bool) -> dic
                             f"{SOLUTION_RETRY_AFTER} s", headers={"Retry-After": str(SOLUTION_RETRY_AFTER)},
                        extensions={"job": f"/v1/solutions/{job.job}"})
     try:
-        return _stored_answer(position, turn)
+        return shared_answer(position, "expected-brains", turn) if distribution else \
+            from_solution(position, turn, distribution)
     except PositionError as e:  # no turn of the mode reaches it: the solution has no such state
         raise ApiError(422, "impossible position: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
                        e.errors) from None
-
-
-@lru_cache(maxsize=4096)
-def _stored_answer(position: Position, turn: AnyStoredTurn) -> dict[str, Any]:
-    return answer(stored_odds(position, turn))
 
 
 @bp.get("/v1/answers/<id>")
@@ -126,7 +123,7 @@ def bust_text(values: Mapping[str, Any], exact: bool) -> str:
     position, objective = position_from(values)
     action = only_rolling_action(position)
     if action is None:
-        return formats.one_value(answer_for(values), "bust", exact=exact)
+        return formats.one_value(answer_for(values, distribution=False), "bust", exact=exact)
     return formats.one_value({"next_roll": {"bust": exact_json(next_roll(position, action).bust)}}, "bust", exact=exact)
 
 
@@ -139,7 +136,8 @@ def get_odds_value() -> Response:
         return Response(bust_text(g.params, g.params["exact"]), mimetype="text/plain")
     field = g.params["field"]
     # the action and the value of stopping are the same in every answer: exact values are asked for the others only
-    result = answer_for({**g.params, "exact": g.params["exact"] and field not in ("action", "stop")})
+    result = answer_for({**g.params, "exact": g.params["exact"] and field not in ("action", "stop")},
+                        distribution=False)
     try:
         text = formats.one_value(result, field, exact=g.params["exact"])
     except formats.NotExact:

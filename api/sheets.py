@@ -47,7 +47,7 @@ def bust() -> Response:
 
 @bp.get("/v1/advice.txt")
 def advice() -> Response:
-    return _text(formats.one_value(answer_for(g.params), "action"))
+    return _text(formats.one_value(answer_for(g.params, distribution=False), "action"))
 
 
 @bp.get("/v1/win.txt")

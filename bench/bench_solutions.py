@@ -6,8 +6,8 @@
 `build` runs ``zombie-odds solutions build`` once per combination in a fresh process (into STORE, default a new
 temporary folder) and prints a Markdown table row per combination. `answers` draws N (default 10,000) positions
 by simulated play across every combination (analysis.simulate.random_position) and answers each in this process
-as /v1/odds does (the next roll exact, the decision, the values and the score distribution): p50, p99 and max per
-mode, then over all.
+twice: as `/v1/advice.txt` and `/v1/odds.txt` do (the next roll exact, the decision and the values) and as /v1/odds
+does (the same and the score distribution): p50, p99 and max per mode, then over all.
 """
 
 from __future__ import annotations
@@ -64,20 +64,26 @@ def answers(root: Path, count: int) -> None:
         sys.exit(f"not built: {missing} (run `zombie-odds solutions build` with ZOMBIE_ODDS_SOLUTIONS={root})")
     asked = [(c, random_position(c[0], rng, recycle=c[1], school_bus=c[2]))
              for c in (rng.choice(combinations()) for _ in range(count))]
-    times: dict[str, list[float]] = {}
+    times: dict[str, tuple[list[float], list[float]]] = {}
     for (mode, recycle, bus), position in asked:
+        turn = turns[(mode, recycle, bus)]
+        decided, whole = times.setdefault(f"{mode}{', bus' if bus else ''}", ([], []))
         start = time.perf_counter()
-        stored_odds(position, turns[(mode, recycle, bus)])
-        times.setdefault(f"{mode}{', bus' if bus else ''}", []).append(time.perf_counter() - start)
-    print("| mode | positions | p50 ms | p99 ms | max ms |")
-    print("|---|---|---|---|---|")
-    every = []
-    for mode, t in times.items():
-        every += t
-        print(f"| {mode} | {len(t)} | {np.percentile(t, 50) * 1e3:.2f} | {np.percentile(t, 99) * 1e3:.2f} | "
-              f"{max(t) * 1e3:.1f} |")
-    print(f"| all | {len(every)} | {np.percentile(every, 50) * 1e3:.2f} | {np.percentile(every, 99) * 1e3:.2f} | "
-          f"{max(every) * 1e3:.1f} |")
+        stored_odds(position, turn, distribution=False)
+        decided.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        stored_odds(position, turn)
+        whole.append(time.perf_counter() - start)
+    print("| mode | positions | decision p50 ms | p99 ms | max ms | with the distribution p50 ms | p99 ms | max ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    every: tuple[list[float], list[float]] = ([], [])
+    for mode, (decided, whole) in [*times.items(), ("all", every)]:
+        if mode != "all":
+            every[0].extend(decided)
+            every[1].extend(whole)
+        cells = [f"{np.percentile(t, 50) * 1e3:.2f} | {np.percentile(t, 99) * 1e3:.2f} | {max(t) * 1e3:.1f}"
+                 for t in (decided, whole)]
+        print(f"| {mode} | {len(decided)} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":

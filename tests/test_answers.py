@@ -1,4 +1,5 @@
-"""api/answers.py: an answer no stored solution holds is computed by a job, never for long by a request."""
+"""api/answers.py: an answer is computed by a job where it takes long, never for long by a request: one no stored
+solution holds, and one read from a stored solution whose score distribution flows long."""
 
 from __future__ import annotations
 
@@ -47,6 +48,36 @@ def test_a_long_answer_is_a_job_its_503_names_then_serves(tmp_path: Path, monkey
     other = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": 0.2}).test_client()
     assert other.post("/v1/odds", json=BODY).get_json() == expected
     assert len(calls) == 1 and Store(tmp_path).writes(api.answers.answer_key(*_question())) == 1
+
+
+def test_a_long_flow_from_a_stored_solution_is_a_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer read from the mode's stored solution is lookups, but its score distribution is a flow over the rest
+    of the turn (seconds early in the longest turns): past `ANSWER_WAIT`, a 503 naming the job, which stores it
+    (under its own name: a float answer, not the one solved for the question)."""
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    question = {key: value for key, value in BODY.items() if key != "objective"}  # expected brains: stored
+    expected = create_app({"TESTING": True}).test_client().post("/v1/odds", json=question).get_json()
+    assert "within" in expected["turn"]  # (read from the stored solution, in floats)
+    stored_odds, release = api.answers.stored_odds, threading.Event()
+
+    def slow(*args):
+        assert release.wait(60)
+        return stored_odds(*args)
+
+    monkeypatch.setattr(api.answers, "stored_odds", slow)
+    api.answers.from_solution.cache_clear()
+    client = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": 0.2}).test_client()
+    first = client.post("/v1/odds", json=question)
+    assert first.status_code == 503, first.get_json()
+    release.set()
+    deadline, job = time.time() + 60, first.get_json()["job"]
+    while (done := client.get(job)).status_code == 503 and time.time() < deadline:
+        time.sleep(0.05)
+    assert done.status_code == 200 and done.get_json() == expected
+    position, _ = _question()
+    assert job.rsplit("/", 1)[1] == api.answers.answer_key(position, "expected-brains", stored=True).name
+    assert api.answers.answer_key(position, "expected-brains") != api.answers.answer_key(position, "expected-brains",
+                                                                                            stored=True)
 
 
 def _question():

@@ -11,6 +11,7 @@ from flask.testing import FlaskClient
 
 from analysis import MODES, Position, next_roll
 from analysis.simulate import random_position
+from api import answers
 from workers import solutions
 
 
@@ -38,6 +39,32 @@ def test_positions_reached_by_play_are_answered_from_the_stored_solution(client:
         distribution = body["turn"]["score_distribution"]
         assert abs(sum(p["value"] for p in distribution) - 1) <= body["turn"]["within"]
         assert body["decision"]["action"] in ("roll", "stop", "tie")
+
+
+@pytest.mark.parametrize("bus", [False, True])
+def test_one_value_answers_flow_no_score_distribution(client: FlaskClient, monkeypatch: pytest.MonkeyPatch,
+                                                      bus: bool) -> None:
+    """`/v1/advice.txt` and `/v1/odds.txt` show one value: read from the stored solution, they take no score
+    distribution, the one part of an answer that is not a lookup (seconds early in a long turn). `/v1/odds` has it."""
+    from analysis.bus_solutions import StoredBusTurn
+    from analysis.solutions import StoredTurn
+
+    flows = []
+    for turn in (StoredTurn, StoredBusTurn):
+        def counted(*args: object, flow=turn.score_distribution) -> object:
+            flows.append(args)
+            return flow(*args)
+        monkeypatch.setattr(turn, "score_distribution", counted)
+    answers.from_solution.cache_clear()  # (stored answers are memoised)
+    position = "mode=santa-claus-meets-the-zombies&footprints=yellow&brains=green,red&shotguns=green"
+    position += "&school_bus=true&bus_brains=1&riding=true" if bus else ""
+    assert client.get(f"/v1/advice.txt?{position}").status_code == 200
+    values = {field: float(client.get(f"/v1/odds.txt?{position}&field={field}").text) for field in ("roll", "stop")}
+    assert flows == []
+    expected = client.get(f"/v1/odds?{position}").get_json()
+    assert len(flows) == 1 and expected["turn"]["score_distribution"]
+    assert client.get(f"/v1/advice.txt?{position}").text == expected["decision"]["action"]
+    assert values == {field: expected["decision"][field]["value"] for field in ("roll", "stop")}
 
 
 @pytest.mark.parametrize("mode", list(MODES))
