@@ -31,8 +31,7 @@ import redis
 
 from analysis.game import solve_game
 from analysis.game.kernel import kernel_for
-from workers import app
-from workers.celery_app import configure
+from workers.celery_app import create, using
 from workers.store import JobKey, Store
 from workers.tasks import job_status, start_table_job, table_key
 
@@ -75,18 +74,17 @@ def _measure(workers: int, mode: str, recycle: str, url: str, runs: int) -> tupl
     store = Path(tempfile.mkdtemp(prefix="bench-celery-"))
     os.environ["ZOMBIE_ODDS_STORE"] = str(store)
     procs = _start_workers(workers, url, store)
-    configure(app, url)
     try:
-        time.sleep(3)
-        _job(mode, recycle, store, workers)  # warm-up: every worker builds its table
-        walls, cpus = [], []
-        for _ in range(runs):
-            before = sum(_cpu(p.pid) for p in procs)
-            walls.append(_job(mode, recycle, store, workers))
-            cpus.append(sum(_cpu(p.pid) for p in procs) - before)
-        return walls, cpus
+        with using(create(url)):
+            time.sleep(3)
+            _job(mode, recycle, store, workers)  # warm-up: every worker builds its table
+            walls, cpus = [], []
+            for _ in range(runs):
+                before = sum(_cpu(p.pid) for p in procs)
+                walls.append(_job(mode, recycle, store, workers))
+                cpus.append(sum(_cpu(p.pid) for p in procs) - before)
+            return walls, cpus
     finally:
-        configure(app, "")
         for p in procs:
             p.terminate()
         for p in procs:

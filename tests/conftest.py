@@ -197,16 +197,14 @@ def browser() -> Iterator[Any]:
 def queued_on(url: str) -> Iterator[redis.Redis]:
     """Celery pointed at a real Redis database where no worker listens: jobs sent there stay queued.
     The database is emptied before and after."""
-    from workers import app as celery_app
-    from workers.celery_app import configure
+    from workers.celery_app import create, using
 
     queue = redis.Redis.from_url(url)
     queue.ping()  # scripts/test starts Redis on loopback when it is not running
     queue.flushdb()
-    configure(celery_app, url)
     try:
-        yield queue
+        with using(create(url)):
+            yield queue
     finally:
-        configure(celery_app, "")
         queue.flushdb()
         queue.close()

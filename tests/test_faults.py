@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 import redis
+from celery import current_app
 from flask.testing import FlaskClient
 
 from api import create_app
-from workers import app as celery_app
-from workers.celery_app import configure
+from workers.celery_app import create, using
 from workers.store import Store
 from workers.tasks import job_status, table_key
 
@@ -134,15 +134,14 @@ def world(request: pytest.FixtureRequest, tmp_path: Path,
         env["ZOMBIE_ODDS_VISIBILITY_TIMEOUT"] = str(visibility)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    configure(celery_app, server.url)
     fleet = Fleet({**os.environ, **env}, tmp_path)
     try:
-        yield server, fleet, Store(store_dir)
+        with using(create(server.url)):
+            yield server, fleet, Store(store_dir)
     finally:
         fleet.stop_all()
         server.stop()
         monkeypatch.delenv("REDIS_URL")
-        configure(celery_app, "")
 
 
 def api(redis_url: str) -> FlaskClient:
@@ -337,7 +336,7 @@ def test_a_pickle_message_is_refused(world) -> None:
     server, fleet, store = world
     fleet.start("w1")
     wait_until(lambda: "ready." in fleet.log("w1"), 60, "the worker to be ready")
-    sent = celery_app.send_task("workers.tasks.solve_unit", args=[{}, {}, "x", "y"], serializer="pickle",
+    sent = current_app.send_task("workers.tasks.solve_unit", args=[{}, {}, "x", "y"], serializer="pickle",
                                 ignore_result=True)
     wait_until(lambda: "Refusing to deserialize untrusted content of type pickle" in fleet.log("w1"), 30,
                "the worker to refuse the pickle message")

@@ -25,8 +25,7 @@ from analysis.game.many import MEASURED
 from analysis.table import table_for
 from api import create_app, spec
 from tests.conftest import queued_on
-from workers import app as celery_app
-from workers.celery_app import configure
+from workers.celery_app import create, using
 from workers.store import JobKey, Store
 from workers.tables import job_id, join
 from workers.tasks import table_key
@@ -405,11 +404,8 @@ def test_a_job_whose_queue_is_down_says_why(client: FlaskClient, empty_store: Pa
     record = {"id": job_id(KEY), "mode": "original", "variant": "before-draw", "players": 2, "split": 2,
               "state": "running", "run": "r1", "done": 3, "total": 27, "known": {}, "updated": time.time()}
     Store(empty_store).put(JobKey(record["id"]), record)
-    configure(celery_app, "redis://127.0.0.1:1/15")  # nothing listens on port 1
-    try:
+    with using(create("redis://127.0.0.1:1/15")):  # nothing listens on port 1
         r = client.get(JOB)
-    finally:
-        configure(celery_app, "")
     assert r.status_code == 200, r.get_json()
     job = r.get_json()
     assert job["state"] == "running" and job["progress"] == {"done": 3, "total": 27}

@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from workers import app
-from workers.celery_app import configure
+from workers.celery_app import create, using
 from workers.store import Store
 from workers.tasks import job_status, start_table_job, table_key
 
@@ -30,7 +30,7 @@ def test_json_only():
 
 
 def test_embedded_default_runs_the_same_graph_in_process(store_dir):
-    configure(app, "")
+    assert app.conf.task_always_eager  # (the process's own app: no REDIS_URL here)
     job = start_table_job("original")
     state, summary = job_status(job)
     assert state == "SUCCESS" and summary["done"] == summary["total"]
@@ -48,13 +48,12 @@ def worker(store_dir):
     env = {**os.environ, "REDIS_URL": REDIS_URL, "ZOMBIE_ODDS_STORE": str(store_dir)}
     proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers", "worker", "--concurrency", "2",
                              "--loglevel", "WARNING", "--without-gossip", "--without-mingle"], env=env)
-    configure(app, REDIS_URL)
     try:
-        yield proc
+        with using(create(REDIS_URL)):
+            yield proc
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-        configure(app, "")
         client.flushdb()
 
 
@@ -109,16 +108,15 @@ def test_a_job_whose_worker_died_is_resumed_once_and_says_so(store_dir):
     client = redis.Redis.from_url(REDIS_URL)
     client.ping()
     client.flushdb()
-    configure(app, REDIS_URL)
     try:
-        job = start_table_job("original")
-        assert resume_lost_jobs() == []  # its launch message waits in the queue: not lost
-        client.delete(app.conf.task_default_queue)  # a worker took it and died; it never beat
-        assert resume_lost_jobs() == [job]
-        assert resume_lost_jobs() == []  # the new run's launch beat, and its units wait in the queue
-        state, meta = job_status(job)
-        assert state == "PROGRESS" and meta["resumed"] == 1, meta
-        assert meta["detail"] == "resumed from its last finished layer (0 of 26) after its worker stopped"
+        with using(create(REDIS_URL)) as celery:
+            job = start_table_job("original")
+            assert resume_lost_jobs() == []  # its launch message waits in the queue: not lost
+            client.delete(celery.conf.task_default_queue)  # a worker took it and died; it never beat
+            assert resume_lost_jobs() == [job]
+            assert resume_lost_jobs() == []  # the new run's launch beat, and its units wait in the queue
+            state, meta = job_status(job)
+            assert state == "PROGRESS" and meta["resumed"] == 1, meta
+            assert meta["detail"] == "resumed from its last finished layer (0 of 26) after its worker stopped"
     finally:
-        configure(app, "")
         client.flushdb()

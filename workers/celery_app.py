@@ -18,15 +18,14 @@ request never hangs on it.
 from __future__ import annotations
 
 import os
-import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from celery import Celery, bootsteps
 
 from .schedule import beat_schedule
 
-__all__ = ["app", "configure", "visibility_timeout", "SWEEP_EVERY"]
-
-app = Celery("zombie_odds", include=["workers.tasks", "workers.reports", "workers.solutions"])
+__all__ = ["app", "create", "using", "visibility_timeout", "SWEEP_EVERY"]
 
 SWEEP_EVERY = 20  # seconds between two sweeps for lost jobs on each worker
 
@@ -38,9 +37,11 @@ def visibility_timeout() -> int:
     return int(os.environ.get("ZOMBIE_ODDS_VISIBILITY_TIMEOUT", "3600"))
 
 
-def configure(celery: Celery, redis_url: str | None = None) -> Celery:
-    """Point `celery` at Redis (`redis_url` or `REDIS_URL`), or run tasks in-process without it."""
+def create(redis_url: str | None = None) -> Celery:
+    """The Celery app on Redis (`redis_url`, else `REDIS_URL`), or running tasks in-process without it. The code
+    that submits jobs uses Celery's current app (`using` makes one current), never a module's copy of one."""
     url = redis_url if redis_url is not None else os.environ.get("REDIS_URL", "")
+    celery = Celery("zombie_odds", include=["workers.tasks", "workers.reports", "workers.solutions"])
     celery.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -82,14 +83,22 @@ def configure(celery: Celery, redis_url: str | None = None) -> Celery:
             task_eager_propagates=True,
             task_store_eager_result=True,  # jobs are followed by id in-process too
         )
-    # Celery caches the result backend and the broker pool on first use; drop them so that a
-    # reconfigured app (the tests switch between in-process and Redis) talks to the new ones.
-    celery._backend_cache = None
-    celery._local = threading.local()
-    celery._pool = None
-    if "amqp" in celery.__dict__:  # its producers hold connections from the old pool
-        celery.amqp._producer_pool = None
+    celery.steps["consumer"].add(ResumeLostJobs)
     return celery
+
+
+@contextmanager
+def using(celery: Celery) -> Iterator[Celery]:
+    """`celery` as every thread's current app while the block runs (the tests switch between in-process and Redis);
+    then the process's own (`app`) again, and `celery`'s connections closed."""
+    celery.set_default()
+    celery.set_current()
+    try:
+        yield celery
+    finally:
+        app.set_default()
+        app.set_current()
+        celery.close()
 
 
 class ResumeLostJobs(bootsteps.StartStopStep):
@@ -113,5 +122,5 @@ class ResumeLostJobs(bootsteps.StartStopStep):
     shutdown = stop
 
 
-app.steps["consumer"].add(ResumeLostJobs)
-configure(app)
+app = create()
+app.set_default()  # (every thread's current app: a thread Celery did not start gets the default)

@@ -46,7 +46,6 @@ from analysis.odds import NO_WHOLE_TURN
 from analysis.report import REPORT_FORMAT, build
 
 from . import render, schedule, tables
-from .celery_app import app
 from .store import ENGINE_VERSION, CorruptEntry, Key, Store, store, try_lock
 from .tasks import RETRY, table_key
 
@@ -304,7 +303,7 @@ class ReportJob:
 
 
 def _embedded() -> bool:
-    return bool(app.conf.task_always_eager)
+    return bool(current_app.conf.task_always_eager)
 
 
 def _record(report: str) -> dict[str, Any] | None:
@@ -345,7 +344,6 @@ def submit(mode: str, variant: str = "before-draw", period: str | None = None) -
 
 def _run_here(inputs: Inputs, game: GameSolution | None, fd: int, where: Store) -> None:
     """The embedded default: make the report in this thread, holding its file lock (`fd`) throughout."""
-    app.set_current()  # Celery's current app is per thread
     try:
         summary = make(inputs, game, where)
         _write_record(inputs.id, {"state": "succeeded", "report": summary["id"]}, where)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from celery import shared_task
+from celery import current_app, shared_task
 
 from analysis import kept
 from analysis.stored import build, build_memory, combinations, open_turn
@@ -203,15 +203,13 @@ def status(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
 def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
     """Have the solution built unless it is built or on its way: by a Celery worker with `REDIS_URL`, else by
     this server's background builder. Its status either way (``error``: why its last build failed, if it did)."""
-    from .celery_app import app
-
     now = status(mode, recycle, bus)
     if now.state in ("built", "building", "queued"):
         return now
-    if app.conf.task_always_eager:
+    if current_app.conf.task_always_eager:
         build_in_background((mode, recycle, bus))
         return SolutionStatus(mode, recycle, bus, "queued", now.job, error=now.error)
-    with app.connection_for_write() as connection:  # a queue that cannot be reached raises here, recording nothing
+    with current_app.connection_for_write() as connection:  # a queue that cannot be reached raises: nothing recorded
         connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.1, interval_max=0.1)
     build_solution.delay(mode, recycle, bus)
     _record(mode, recycle, bus, "queued")
@@ -298,10 +296,8 @@ def build_missing(owner: int, first: tuple[str, ...] = ()) -> None:
 
 def submit_missing() -> None:
     """Have every missing solution built: one Celery task each with `REDIS_URL`, else the background builder."""
-    from .celery_app import app
-
     missing = [c for c in combinations() if status(*c).state == "missing"]
-    if missing and app.conf.task_always_eager:
+    if missing and current_app.conf.task_always_eager:
         build_in_background()
     elif missing:
         for combination in missing:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
@@ -36,7 +37,6 @@ from analysis.dice import MODES
 from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
-from .celery_app import app
 from .store import ENGINE_VERSION, CorruptEntry, Key, held, store, try_lock
 from .tasks import (
     BrokerUnavailable,
@@ -144,7 +144,7 @@ def _failed(key: Key, error: str, done: int = 0) -> TableJob:
 
 
 def _embedded() -> bool:
-    return bool(app.conf.task_always_eager)
+    return bool(current_app.conf.task_always_eager)
 
 
 # -- locks under the store --------------------------------------------------------------------------
@@ -273,7 +273,6 @@ def join(key: Key, timeout: float | None = None) -> None:
 def _run_here(key: Key, fd: int) -> None:
     """The job of `key`, in this thread, holding its lock (`fd`) until the table is stored or it failed.
     A failure is recorded by the tasks (the job's record says why); the server carries on."""
-    app.set_current()  # Celery's current app is per thread; a new thread would get a default app
     try:
         start_table_job(key.mode, key.variant, key.players, job_id=job_id(key))
     except Exception:
