@@ -78,8 +78,9 @@ def stored_answer(position: Position, mode: str, recycle: str, bus: bool, distri
                             f"{SOLUTION_RETRY_AFTER} s", headers={"Retry-After": str(SOLUTION_RETRY_AFTER)},
                        extensions={"job": f"/v1/solutions/{job.job}"})
     try:
-        return shared_answer(position, "expected-brains", turn) if distribution else \
-            from_solution(position, turn, distribution)
+        if not distribution:  # lookups alone: no job
+            return from_solution(position, turn, distribution=False)
+        return shared_answer(position, "expected-brains", turn)
     except PositionError as e:  # no turn of the mode reaches it: the solution has no such state
         raise ApiError(422, "impossible position: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
                        e.errors) from None

@@ -41,16 +41,23 @@ from . import games
 TOGETHER = {name: "bus-turn-start" for name in ("test_bus.py", "test_api_expansions.py", "test_bus_solutions.py")}
 
 
+# The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the
+# order of the run, so that one of these taken last would run alone at the end while the other process idles.
+LONGEST = ("bus-turn-start", "test_faults", "test_docs", "test_bad_input", "test_game", "test_schemathesis",
+           "test_approximate", "test_tables")
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Group each test module whole (pytest-xdist's `--dist loadgroup`: a group runs in one process, so a module's
-    fixtures are built once), `TOGETHER` as one group; and refuse two items with one node id: pytest-xdist
-    would keep one of them and drop the other unrun."""
+    fixtures are built once), `TOGETHER` as one group, the `LONGEST` first; and refuse two items with one node id:
+    pytest-xdist would keep one of them and drop the other unrun."""
     ids = Counter(item.nodeid for item in items)
     if twice := sorted(nodeid for nodeid, n in ids.items() if n > 1):
         raise pytest.UsageError(f"{len(twice)} node ids name more than one test, e.g. {twice[0]}")
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group(item)))
+    items.sort(key=lambda item: LONGEST.index(group(item)) if group(item) in LONGEST else len(LONGEST))
 
 
 LIBC = ctypes.CDLL(ctypes.util.find_library("c"))  # glibc (Debian)
