@@ -167,13 +167,15 @@ def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple
 EXACT_MODES = frozenset({"original"})  # modes whose exact values fit a request (the base game's whole turn: ~1 s once)
 
 
-def stored_solution(position: Position, objective: Objective, exact: bool = False) -> tuple[str, str, bool] | None:
+def stored_solution(position: Position, objective: Objective, exact: bool = False,
+                    built: bool = False) -> tuple[str, str, bool] | None:
     """Which stored solution (analysis/solutions.py) answers this question, as (mode, recycle, school_bus); None
     where it is solved for the request instead: objectives other than expected brains, exact values asked for, and,
     in a combination whose build takes more memory than most machines give it (`stored.build_memory`: the sequel
-    with the School Bus), the positions near the end of the turn that a request solves in full (`budgets.max_room`),
-    so that they never wait for a build that may only be made elsewhere. Exact values asked for where they do not
-    fit a request: `PositionError` naming ``exact``."""
+    with the School Bus) while its solution is not `built`, the positions near the end of the turn that a request
+    solves in full (`budgets.max_room`), so that they never wait for a build that may only be made elsewhere (once
+    it is built, they are read from it: milliseconds, not seconds). Exact values asked for where they do not fit a
+    request: `PositionError` naming ``exact``."""
     if exact:
         if position.school_bus or position.mode in EXACT_MODES:
             return None
@@ -183,8 +185,8 @@ def stored_solution(position: Position, objective: Objective, exact: bool = Fals
     if objective != ExpectedBrains():
         return None
     limit = max_room(position)
-    if build_memory(position.mode, position.school_bus) > DEFAULT_BUILD_MEMORY and limit is not None and \
-            room(position) <= limit:
+    if not built and build_memory(position.mode, position.school_bus) > DEFAULT_BUILD_MEMORY and limit is not None \
+            and room(position) <= limit:
         return None
     return position.mode, position.recycle, position.school_bus
 

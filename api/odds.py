@@ -48,8 +48,9 @@ def answer_for(values: Mapping[str, Any], distribution: bool = True) -> dict[str
     if tables.wants_win(values):  # `scores`: the decision by probability of winning the game
         return tables.win_answer(values)
     position, objective = position_from(values)
+    built = solutions.load(position.mode, position.recycle, position.school_bus) is not None
     try:
-        solution = stored_solution(position, parse_objective(objective), bool(values.get("exact")))
+        solution = stored_solution(position, parse_objective(objective), bool(values.get("exact")), built)
     except PositionError as e:
         raise ApiError(422, "; ".join(f"{f.field}: {f.reason}" for f in e.errors), e.errors) from None
     if solution is None:

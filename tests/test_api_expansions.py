@@ -566,6 +566,19 @@ def test_the_sequel_with_the_bus_is_solved_for_the_request_only_near_a_bust(clie
     assert answer.status_code == 200 and "exact" in answer.get_json()["decision"]["roll"]
 
 
+def test_the_sequel_with_the_bus_near_a_bust_is_read_from_its_solution_once_built() -> None:
+    """Solved for the request only while its solution is not built (the build takes 11 GiB): once built, read from
+    it like every other position (milliseconds; solved here, seconds)."""
+    from analysis.odds import stored_solution
+
+    near = position_of({"mode": "direct-to-video-sequel", "school_bus": True, "footprints": ["green", "red"],
+                        "brains": ["green"], "riding": True, "shotguns": ["red"], "kept_out": ["santa"], "banked": 7})
+    expected_brains = parse_objective("expected-brains")
+    assert stored_solution(near, expected_brains) is None
+    assert stored_solution(near, expected_brains, built=True) == ("direct-to-video-sequel", "before-draw", True)
+    assert stored_solution(near, parse_objective("reach:5"), built=True) is None
+
+
 # -- /v1/modes ------------------------------------------------------------------------------------
 
 
