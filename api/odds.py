@@ -16,6 +16,7 @@ from flask import Blueprint, Response, g, jsonify
 from analysis import Position, PositionError, parse_objective
 from analysis.odds import stored_solution
 from analysis.roll import next_roll
+from analysis.stored import AnyStoredTurn
 from workers import solutions
 from workers.store import ENGINE_VERSION, Key
 from workers.tables import QUEUE_ERRORS
@@ -48,26 +49,26 @@ def answer_for(values: Mapping[str, Any], distribution: bool = True) -> dict[str
     if tables.wants_win(values):  # `scores`: the decision by probability of winning the game
         return tables.win_answer(values)
     position, objective = position_from(values)
-    built = solutions.load(position.mode, position.recycle, position.school_bus) is not None
+    turn = solutions.load(position.mode, position.recycle, position.school_bus)  # (None: not built)
     try:
-        solution = stored_solution(position, parse_objective(objective), bool(values.get("exact")), built)
+        solution = stored_solution(position, parse_objective(objective), bool(values.get("exact")), turn is not None)
     except PositionError as e:
         raise ApiError(422, "; ".join(f"{f.field}: {f.reason}" for f in e.errors), e.errors) from None
     if solution is None:
         return shared_answer(position, objective)
-    return stored_answer(position, *solution, distribution=distribution)
+    return stored_answer(position, turn, distribution)
 
 
 # Seconds a client is told to wait for a solution being built (the sequel's takes about half a minute).
 SOLUTION_RETRY_AFTER = 15
 
 
-def stored_answer(position: Position, mode: str, recycle: str, bus: bool, distribution: bool = True) -> dict[str, Any]:
-    """The answer from the stored solution of (`mode`, `recycle`, School Bus `bus`), with the turn's score
-    distribution if `distribution`; while it is not built, a 503 naming the job that builds it (started here if
-    nobody builds it)."""
-    turn = solutions.load(mode, recycle, bus)
+def stored_answer(position: Position, turn: AnyStoredTurn | None, distribution: bool = True) -> dict[str, Any]:
+    """The answer from `turn`, the stored solution of the position's mode, recycle variant and School Bus or not,
+    with the turn's score distribution if `distribution`; while it is not built (None), a 503 naming the job that
+    builds it (started here if nobody builds it)."""
     if turn is None:
+        mode, recycle, bus = position.mode, position.recycle, position.school_bus
         try:
             job = solutions.submit(mode, recycle, bus)
         except QUEUE_ERRORS as e:

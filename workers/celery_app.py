@@ -21,11 +21,11 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from celery import Celery, bootsteps
+from celery import Celery, bootsteps, current_app
 
 from .schedule import beat_schedule
 
-__all__ = ["app", "create", "using", "visibility_timeout", "SWEEP_EVERY"]
+__all__ = ["app", "create", "using", "embedded", "visibility_timeout", "SWEEP_EVERY"]
 
 SWEEP_EVERY = 20  # seconds between two sweeps for lost jobs on each worker
 
@@ -99,6 +99,11 @@ def using(celery: Celery) -> Iterator[Celery]:
         app.set_default()
         app.set_current()
         celery.close()
+
+
+def embedded() -> bool:
+    """Whether jobs run in this process (the embedded default: no `REDIS_URL`), not on Celery workers."""
+    return bool(current_app.conf.task_always_eager)
 
 
 class ResumeLostJobs(bootsteps.StartStopStep):

@@ -46,6 +46,7 @@ from analysis.odds import NO_WHOLE_TURN
 from analysis.report import REPORT_FORMAT, build
 
 from . import render, schedule, tables
+from .celery_app import embedded
 from .store import ENGINE_VERSION, CorruptEntry, Key, Store, store, try_lock
 from .tasks import RETRY, table_key
 
@@ -302,10 +303,6 @@ class ReportJob:
     error: str | None = None
 
 
-def _embedded() -> bool:
-    return bool(current_app.conf.task_always_eager)
-
-
 def _record(report: str) -> dict[str, Any] | None:
     try:
         return json.loads(_lock_path(report, ".json").read_text())
@@ -326,7 +323,7 @@ def submit(mode: str, variant: str = "before-draw", period: str | None = None) -
     done = status(inputs.id)
     if done is not None and done.state != "failed":
         return done
-    if _embedded():
+    if embedded():
         fd = _try_flock(inputs.id)
         if fd is None:
             return ReportJob(inputs.id, "running")
@@ -363,7 +360,7 @@ def status(job: str) -> ReportJob | None:
         return ReportJob(job, "succeeded", job)
     if _locked_elsewhere(job):
         return ReportJob(job, "running")
-    if _embedded():
+    if embedded():
         record = _record(job)
         if record is None:
             return None

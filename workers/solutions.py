@@ -36,6 +36,7 @@ from celery import current_app, shared_task
 from analysis import kept
 from analysis.stored import build, build_memory, combinations, open_turn
 
+from .celery_app import embedded
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
 from .store import store as shared_store
 
@@ -206,7 +207,7 @@ def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
     now = status(mode, recycle, bus)
     if now.state in ("built", "building", "queued"):
         return now
-    if current_app.conf.task_always_eager:
+    if embedded():
         build_in_background((mode, recycle, bus))
         return SolutionStatus(mode, recycle, bus, "queued", now.job, error=now.error)
     with current_app.connection_for_write() as connection:  # a queue that cannot be reached raises: nothing recorded
@@ -230,10 +231,9 @@ server: int | None = None  # the server process whose end ends the background bu
 def build_in_background(first: tuple[str, str, bool] | None = None) -> None:
     """Start the background builder unless one runs (in any process sharing the store): a child process that builds
     every missing solution, `first` first and then the base game first, one at a time, so that no server process
-    keeps the memory a build takes. It holds the builder's lock
-    while it lives, which is how every process knows the missing solutions are queued. It is the server's
-    background job and ends with the server (`server`: a gunicorn master, whose workers come and go); the next
-    server to start builds what it left."""
+    keeps the memory a build takes. It holds the builder's lock while it lives, which is how every process knows the
+    missing solutions are queued. It is the server's background job and ends with the server (`server`: a gunicorn
+    master, whose workers come and go); the next server to start builds what it left."""
     if held(_builder_lock_path()) or _building_here():
         return
     code = ("import sys; from workers.solutions import build_missing; "
@@ -297,7 +297,7 @@ def build_missing(owner: int, first: tuple[str, ...] = ()) -> None:
 def submit_missing() -> None:
     """Have every missing solution built: one Celery task each with `REDIS_URL`, else the background builder."""
     missing = [c for c in combinations() if status(*c).state == "missing"]
-    if missing and current_app.conf.task_always_eager:
+    if missing and embedded():
         build_in_background()
     elif missing:
         for combination in missing:

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from celery import current_app
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
@@ -37,6 +36,7 @@ from analysis.dice import MODES
 from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
+from .celery_app import embedded
 from .store import ENGINE_VERSION, CorruptEntry, Key, held, store, try_lock
 from .tasks import (
     BrokerUnavailable,
@@ -143,10 +143,6 @@ def _failed(key: Key, error: str, done: int = 0) -> TableJob:
     return TableJob(job_id(key), key, "failed", done, _total(key), error=error)
 
 
-def _embedded() -> bool:
-    return bool(current_app.conf.task_always_eager)
-
-
 # -- locks under the store --------------------------------------------------------------------------
 def _lock_path(key: Key) -> Path:
     folder = store().root / "locks"
@@ -182,12 +178,12 @@ def status(key: Key) -> TableJob | None:
         return done
     state, meta = job_status(job_id(key))
     if state == "PENDING":
-        return _in_progress(key, 0, _total(key)) if _embedded() and _runs_here(key) else None
+        return _in_progress(key, 0, _total(key)) if embedded() and _runs_here(key) else None
     if state == "FAILURE":
         return _failed(key, meta.get("error", "the computation failed"), meta.get("done", 0))
     if state == "SUCCESS":  # the table was stored, and is no longer there (moved aside as corrupt)
         return _failed(key, "the stored table was lost; submit the job again")
-    if _embedded() and not _runs_here(key):
+    if embedded() and not _runs_here(key):
         return _failed(key, "interrupted: the process computing it stopped; submit the job again",
                        meta.get("done", 0))
     return _in_progress(key, meta.get("done", 0), meta.get("total", _total(key)), meta.get("detail"))
@@ -217,7 +213,7 @@ def submit(mode: str, variant: str = "before-draw", players: int = TWO_PLAYERS, 
     if reason is not None:
         raise ValueError(reason)
     key = table_key(mode, variant, players)
-    if not _embedded():
+    if not embedded():
         return _submit_to_workers(key)
     if server and mode not in embedded_modes():
         job = status(key)
