@@ -176,11 +176,37 @@ class Position:
     _bus: BusState | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        errors: list[FieldError] = []
+        """Validate by parts: each field alone (`_fields`), then the base game's rules of the dice (`_base_rules`), the
+        Double Feature's (`_double_feature_rules`) and the School Bus's (`_bus_rules`); every error of a stage is
+        reported together."""
         mode = MODES.get(self.mode) if isinstance(self.mode, str) else None
         if mode is None:
-            errors.append(FieldError("mode", f"unknown mode {self.mode!r}; known: {', '.join(MODES)}"))
+            raise PositionError([FieldError("mode", f"unknown mode {self.mode!r}; known: {', '.join(MODES)}")])
+        piles, owners, errors = self._fields(mode)
+        if errors:
             raise PositionError(errors)
+        aside = piles["kept_out"] + Counter(owners.values())
+        out = len(self.footprints) + len(self.brains) + len(self.shotguns) + sum(aside.values())  # of the cup
+        errors = (self._base_rules(mode, piles, owners, aside, out) + self._double_feature_rules(mode, piles, owners)
+                  + self._bus_rules(mode, out))
+        if errors:
+            raise PositionError(errors)
+        names = ("footprints", "brains", "shotguns") + (() if mode.plain else ("double_brains", "double_shotguns"))
+        state = DiceState(*(tuple(piles[p][d] for d in mode.die_names) for p in names))
+        if not mode.plain:
+            state = state._replace(aside=tuple(aside[d] for d in mode.die_names), effects=self.effects)
+        object.__setattr__(self, "_state", state)
+        bus = None
+        if self.school_bus:
+            phase = "riding" if self.riding else "out" if self.bus_out else "ready"
+            bus = BusState(state, phase, int(self.bus_brains > 0 and phase != "out"), self.bus_shotguns)
+        object.__setattr__(self, "_bus", bus)
+
+    # -- each field alone ------------------------------------------------------------------------------------------
+    def _fields(self, mode: Mode) -> tuple[dict[str, Counter], dict[str, str], list[FieldError]]:
+        """Each field's type and range, the piles sorted into the mode's die order: (the piles as counts, each
+        effect in force -> the die showing it, the errors)."""
+        errors = []
         if self.recycle not in RECYCLE_VARIANTS:
             errors.append(
                 FieldError("recycle", f"unknown variant {self.recycle!r}; known: {', '.join(RECYCLE_VARIANTS)}")
@@ -200,6 +226,19 @@ class Position:
             clean = tuple(sorted((d for d in value if d in mode.die_names), key=mode.index))
             object.__setattr__(self, name, clean)
             piles[name] = Counter(clean)
+        owners = self._effects(mode, errors)
+        banked = self.banked
+        if isinstance(banked, bool) or not isinstance(banked, int):
+            errors.append(FieldError("banked", "must be a whole number of brains"))
+        elif banked < 0:
+            errors.append(FieldError("banked", "cannot be negative"))
+        elif banked > MAX_BANKED:
+            errors.append(FieldError("banked", f"{banked} brains noted in one turn is absurd (limit {MAX_BANKED})"))
+        return piles, owners, errors + self._bus_fields()
+
+    def _effects(self, mode: Mode, errors: list[FieldError]) -> dict[str, str]:
+        """The effects in force (sorted names, set on the position), each -> the die showing it; `errors` gets the
+        effects no die of the mode shows, or no die could show with the others."""
         effects = self.effects
         owners: dict[str, str] = {}  # effect -> the die showing it
         if isinstance(effects, str) or not isinstance(effects, (list, tuple)):
@@ -220,90 +259,7 @@ class Position:
             else:
                 owners[effect] = die
         object.__setattr__(self, "effects", tuple(sorted(owners)))
-        banked = self.banked
-        if isinstance(banked, bool) or not isinstance(banked, int):
-            errors.append(FieldError("banked", "must be a whole number of brains"))
-            banked = 0
-        elif banked < 0:
-            errors.append(FieldError("banked", "cannot be negative"))
-        elif banked > MAX_BANKED:
-            errors.append(FieldError("banked", f"{banked} brains noted in one turn is absurd (limit {MAX_BANKED})"))
-        errors += self._bus_fields()
-        if errors:
-            raise PositionError(errors)
-
-        aside = piles["kept_out"] + Counter(owners.values())
-        for die, available in mode.cup:
-            used = sum(piles[p][die] for p in ("footprints", "brains", "shotguns")) + aside[die]
-            if used > available:
-                where = next(p for p in ("shotguns", "brains", "footprints", "kept_out", "effects")
-                             if (piles[p][die] if p != "effects" else die in owners.values()))
-                errors.append(FieldError(where, f"{used} {die} dice in play but mode {mode.name} has {available}"))
-        # footprints that become single brains: any die's with the School Bus (DEAD END), or an effect's in force
-        converted = {d.name for d in mode.dice if self.school_bus and d.face("footprints")}
-        converted |= {die for effect in owners for die in EFFECTS[effect].converts}
-        errors += self._faces(mode, piles, converted)
-        for i, die in enumerate(self.kept_out):
-            if not mode.dice[mode.index(die)].stays_out:
-                errors.append(FieldError(f"kept_out[{i}]", f"a recycling puts every {die} brain die back in the cup; "
-                                         f"only {', '.join(d.name for d in mode.dice if d.stays_out) or 'no die'} "
-                                         f"stays out"))
-        if self.kept_out and not banked:
-            errors.append(FieldError("kept_out", "dice are kept out only by a recycling, which notes brains; "
-                                     "banked is 0"))
-        for effect in owners:  # (with the School Bus, YIELD can still turn such a die's shotgun into footprints)
-            for die in EFFECTS[effect].converts:
-                if piles["footprints"][die] and not self.school_bus:
-                    errors.append(FieldError("footprints", f"{die} footprints count as brains while the {effect} "
-                                             f"is in force: no {die} die stays in hand"))
-        bust_at = mode.bust_at + sum(EFFECTS[e].bust_bonus for e in owners)
-        hand = len(self.footprints)
-        shots = len(self.shotguns) + len(self.double_shotguns)
-        if hand > mode.dice_per_roll:
-            errors.append(FieldError("footprints", f"{hand} footprint dice in hand; a roll has only "
-                                     f"{mode.dice_per_roll} dice"))
-        if shots >= bust_at:
-            errors.append(FieldError("shotguns", f"{shots} shotguns: the turn is already over (bust at "
-                                     f"{bust_at})"))
-        elif shots + self.bus_shotguns >= bust_at:
-            errors.append(FieldError("bus_shotguns", f"{shots} shotgun(s) and {self.bus_shotguns} shotgun "
-                                     f"token(s): the turn is already over (bust at {bust_at})"))
-        out = hand + len(self.brains) + len(self.shotguns) + sum(aside.values())
-        errors += self._bus_dice(mode, out, hand)
-        least = mode.dice_per_roll - mode.max_rescued
-        boarded = self.riding or self.bus_out  # a bus roll sets out only 2 dice, and may send dice back
-        if 0 < out < least and not boarded:
-            errors.append(FieldError("footprints", f"only {out} dice out of the cup, but every roll sets out "
-                                     f"{least if mode.plain else f'at least {least}'}: no roll leads here"))
-        if out == 0 and banked:
-            errors.append(FieldError("banked", "brains are noted only when the cup runs out mid-turn, which "
-                                     "leaves dice out of the cup; none are"))
-        elif not errors and mode.plain and not self.school_bus and not banked_reachable(
-                banked, shots, out, mode.total_dice, mode.dice_per_roll):
-            errors.append(FieldError("banked", f"no sequence of recyclings notes exactly {banked} brains and "
-                                     f"leaves {out} dice out with {shots} shotgun(s): a recycling notes "
-                                     f"{mode.total_dice - mode.dice_per_roll + 1 - shots} to "
-                                     f"{mode.total_dice} brains, and every roll after it sets out "
-                                     f"{mode.dice_per_roll} dice"))
-        elif not errors and (self.school_bus or not mode.plain) and 0 < banked < (least_noted := min_noted(mode)):
-            errors.append(FieldError("banked", f"a recycling notes at least {least_noted} brains in mode "
-                                     f"{mode.name} (the cup runs out only when that many brain dice are set "
-                                     "aside)"))
-        if errors:
-            raise PositionError(errors)
-        if mode.plain:
-            state = DiceState(*(tuple(piles[p][d] for d in mode.die_names)
-                                for p in ("footprints", "brains", "shotguns")))
-        else:
-            state = DiceState(*(tuple(piles[p][d] for d in mode.die_names)
-                                for p in ("footprints", "brains", "shotguns", "double_brains", "double_shotguns")),
-                              tuple(aside[d] for d in mode.die_names), self.effects)
-        object.__setattr__(self, "_state", state)
-        bus = None
-        if self.school_bus:
-            phase = "riding" if self.riding else "out" if self.bus_out else "ready"
-            bus = BusState(state, phase, int(self.bus_brains > 0 and phase != "out"), self.bus_shotguns)
-        object.__setattr__(self, "_bus", bus)
+        return owners
 
     def _bus_fields(self) -> list[FieldError]:
         """The School Bus fields' types and ranges, and that none is used without ``school_bus``."""
@@ -327,7 +283,76 @@ class Position:
                                          "riding and a bus out"))
         return errors
 
-    def _bus_dice(self, mode: Mode, out: int, hand: int) -> list[FieldError]:
+    # -- the rules of the dice, by part -----------------------------------------------------------------------------
+    def _base_rules(self, mode: Mode, piles: dict[str, Counter], owners: dict[str, str], aside: Counter,
+                    out: int) -> list[FieldError]:
+        """No more dice of a kind than the mode has, the turn is not over, the hand holds no more than a roll, some
+        roll leads here (`out` dice out of the cup), and the brains noted are what recyclings can note."""
+        errors = []
+        for die, available in mode.cup:
+            used = sum(piles[p][die] for p in ("footprints", "brains", "shotguns")) + aside[die]
+            if used > available:
+                where = next(p for p in ("shotguns", "brains", "footprints", "kept_out", "effects")
+                             if (piles[p][die] if p != "effects" else die in owners.values()))
+                errors.append(FieldError(where, f"{used} {die} dice in play but mode {mode.name} has {available}"))
+        bust_at = mode.bust_at + sum(EFFECTS[e].bust_bonus for e in owners)
+        hand = len(self.footprints)
+        shots = len(self.shotguns) + len(self.double_shotguns)
+        if hand > mode.dice_per_roll:
+            errors.append(FieldError("footprints", f"{hand} footprint dice in hand; a roll has only "
+                                     f"{mode.dice_per_roll} dice"))
+        if shots >= bust_at:
+            errors.append(FieldError("shotguns", f"{shots} shotguns: the turn is already over (bust at "
+                                     f"{bust_at})"))
+        elif shots + self.bus_shotguns >= bust_at:
+            errors.append(FieldError("bus_shotguns", f"{shots} shotgun(s) and {self.bus_shotguns} shotgun "
+                                     f"token(s): the turn is already over (bust at {bust_at})"))
+        least = mode.dice_per_roll - mode.max_rescued
+        boarded = self.riding or self.bus_out  # a bus roll sets out only 2 dice, and may send dice back
+        if 0 < out < least and not boarded:
+            errors.append(FieldError("footprints", f"only {out} dice out of the cup, but every roll sets out "
+                                     f"{least if mode.plain else f'at least {least}'}: no roll leads here"))
+        banked = self.banked
+        if out == 0 and banked:
+            errors.append(FieldError("banked", "brains are noted only when the cup runs out mid-turn, which "
+                                     "leaves dice out of the cup; none are"))
+        elif not errors and mode.plain and not self.school_bus and not banked_reachable(
+                banked, shots, out, mode.total_dice, mode.dice_per_roll):
+            errors.append(FieldError("banked", f"no sequence of recyclings notes exactly {banked} brains and "
+                                     f"leaves {out} dice out with {shots} shotgun(s): a recycling notes "
+                                     f"{mode.total_dice - mode.dice_per_roll + 1 - shots} to "
+                                     f"{mode.total_dice} brains, and every roll after it sets out "
+                                     f"{mode.dice_per_roll} dice"))
+        elif not errors and (self.school_bus or not mode.plain) and 0 < banked < (least_noted := min_noted(mode)):
+            errors.append(FieldError("banked", f"a recycling notes at least {least_noted} brains in mode "
+                                     f"{mode.name} (the cup runs out only when that many brain dice are set "
+                                     "aside)"))
+        return errors
+
+    def _double_feature_rules(self, mode: Mode, piles: dict[str, Counter], owners: dict[str, str]) -> list[FieldError]:
+        """Every die shows a face it has; only the dice that stay out are kept out, and only after a recycling;
+        footprints an effect turns into brains are not in hand."""
+        errors = []
+        # footprints that become single brains: any die's with the School Bus (DEAD END), or an effect's in force
+        converted = {d.name for d in mode.dice if self.school_bus and d.face("footprints")}
+        converted |= {die for effect in owners for die in EFFECTS[effect].converts}
+        errors += self._faces(mode, piles, converted)
+        for i, die in enumerate(self.kept_out):
+            if not mode.dice[mode.index(die)].stays_out:
+                errors.append(FieldError(f"kept_out[{i}]", f"a recycling puts every {die} brain die back in the cup; "
+                                         f"only {', '.join(d.name for d in mode.dice if d.stays_out) or 'no die'} "
+                                         f"stays out"))
+        if self.kept_out and not self.banked:
+            errors.append(FieldError("kept_out", "dice are kept out only by a recycling, which notes brains; "
+                                     "banked is 0"))
+        for effect in owners:  # (with the School Bus, YIELD can still turn such a die's shotgun into footprints)
+            for die in EFFECTS[effect].converts:
+                if piles["footprints"][die] and not self.school_bus:
+                    errors.append(FieldError("footprints", f"{die} footprints count as brains while the {effect} "
+                                             f"is in force: no {die} die stays in hand"))
+        return errors
+
+    def _bus_rules(self, mode: Mode, out: int) -> list[FieldError]:
         """What the bus fields say against the dice: the first roll is ordinary, tokens come from the bus."""
         if not self.school_bus:
             return []
@@ -345,7 +370,7 @@ class Position:
                 if getattr(self, name):
                     errors.append(FieldError(name, "tokens come only from the bus, and a player who has not "
                                              "boarded yet (riding and bus_out false) has never rolled it"))
-        if self.riding and hand > mode.dice_per_roll - 1:
+        if self.riding and (hand := len(self.footprints)) > mode.dice_per_roll - 1:
             errors.append(FieldError("footprints", f"{hand} footprint dice in hand while riding, but the bus "
                                      f"rolls with {mode.dice_per_roll - 1} ordinary dice"))
         return errors
