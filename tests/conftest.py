@@ -31,8 +31,8 @@ from werkzeug.serving import make_server
 from analysis import Position, kept
 from api import create_app
 from api.answers import compute
+from workers import jobs
 from workers import solutions as solution_jobs
-from workers.store import try_lock
 
 from . import games
 
@@ -129,12 +129,9 @@ def no_builder_left() -> Iterator[None]:
 def builder_busy() -> Iterator[None]:
     """The background builder's lock of the solutions store in use, held: to every process a missing solution is
     queued, and no question starts a build."""
-    fd = try_lock(solution_jobs._builder_lock_path())
-    assert fd is not None
-    try:
+    with jobs.exclusive(solution_jobs.BUILDER, solution_jobs.store()) as mine:
+        assert mine
         yield
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture(scope="session")

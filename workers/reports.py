@@ -5,8 +5,8 @@ the two-player table it was made from (or none), the fixed rules it plays and it
 schedule's tick it belongs to: workers/schedule.py). Its id is derived from them (`Inputs.id`), so a
 run repeated for the same inputs finds the report already stored and writes nothing, and two beats
 firing the same tick make one report: the second run finds it stored, or finds the first one
-building it (a Redis ``SET NX`` lock with a timeout when Redis is configured, an exclusive file lock
-under the store otherwise).
+building it (a Redis ``SET NX`` lock with a timeout when Redis is configured, the job's lock under the store
+otherwise: workers/jobs.py).
 
 Building takes the table from the durable store. When it is missing, the report says so (its game
 sections are listed as missing, with the reason) and a job computing it is started, so the next
@@ -18,8 +18,8 @@ readable on a phone) and a CSV of every table, in one checksummed entry (workers
 workers/render.py.
 
 `submit` is what ``POST /v1/reports`` calls: a job whose id is the id of the report it will make;
-on workers with Redis, or in a thread of this process without it (the embedded default), followed
-with `status`.
+on workers with Redis, or in a thread of this process without it (the embedded default: workers/jobs.py),
+followed with `status`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,9 +44,9 @@ from analysis.game import GameSolution
 from analysis.odds import NO_WHOLE_TURN
 from analysis.report import REPORT_FORMAT, build
 
-from . import render, schedule, tables
+from . import jobs, render, schedule, tables
 from .celery_app import embedded
-from .store import ENGINE_VERSION, CorruptEntry, Key, Store, store, try_lock
+from .store import ENGINE_VERSION, CorruptEntry, Key, Store, store
 from .tasks import RETRY, table_key
 
 __all__ = ["Inputs", "ReportJob", "inputs_for", "build_report", "scheduled_reports", "make", "submit", "status",
@@ -220,25 +219,11 @@ def _redis() -> Any:
     return backend.client if isinstance(backend, RedisBackend) else None
 
 
-def _lock_path(report: str, suffix: str = ".lock", where: Store | None = None) -> Path:
-    folder = (where or store()).root / "jobs"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"report-{report}{suffix}"
-
-
-def _try_flock(report: str) -> int | None:
-    return try_lock(_lock_path(report))
-
-
 def _locked_elsewhere(report: str) -> bool:
     client = _redis()
     if client is not None:
         return bool(client.exists(f"zombie-odds:lock:report:{report}"))
-    fd = _try_flock(report)
-    if fd is None:
-        return True
-    os.close(fd)
-    return False
+    return jobs.runs(_task_id(report))
 
 
 @contextmanager
@@ -254,12 +239,8 @@ def exclusive(report: str) -> Iterator[bool]:
             if mine and client.get(name) == token.encode():
                 client.delete(name)
         return
-    fd = _try_flock(report)
-    try:
-        yield fd is not None
-    finally:
-        if fd is not None:
-            os.close(fd)
+    with jobs.exclusive(_task_id(report)) as mine:
+        yield mine
 
 
 # -- tasks --------------------------------------------------------------------------------------------------
@@ -303,15 +284,21 @@ class ReportJob:
     error: str | None = None
 
 
+def _record_path(report: str, where: Store | None = None) -> Path:
+    folder = (where or store()).root / "jobs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"report-{report}.json"
+
+
 def _record(report: str) -> dict[str, Any] | None:
     try:
-        return json.loads(_lock_path(report, ".json").read_text())
+        return json.loads(_record_path(report).read_text())
     except (FileNotFoundError, ValueError):
         return None
 
 
 def _write_record(report: str, record: dict[str, Any], where: Store | None = None) -> None:
-    path = _lock_path(report, ".json", where)
+    path = _record_path(report, where)
     tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
     tmp.write_text(json.dumps(record))
     os.replace(tmp, path)
@@ -324,31 +311,27 @@ def submit(mode: str, variant: str = "before-draw", period: str | None = None) -
     if done is not None and done.state != "failed":
         return done
     if embedded():
-        fd = _try_flock(inputs.id)
-        if fd is None:
-            return ReportJob(inputs.id, "running")
-        if _stored(inputs.key) is not None:
-            os.close(fd)
-            return ReportJob(inputs.id, "succeeded", inputs.id)
-        _write_record(inputs.id, {"state": "running"})
-        threading.Thread(target=_run_here, args=(inputs, game, fd, store()), name=f"report {inputs.id}",
-                         daemon=True).start()
+        where = store()
+        jobs.start(_task_id(inputs.id), lambda: _run_here(inputs, game, where))  # (or it runs already)
         return ReportJob(inputs.id, "running")
     current_app.backend.store_result(_task_id(inputs.id), {"report": inputs.id}, "QUEUED")
     build_report.apply_async((mode, variant, inputs.period), task_id=_task_id(inputs.id))
     return ReportJob(inputs.id, "queued")
 
 
-def _run_here(inputs: Inputs, game: GameSolution | None, fd: int, where: Store) -> None:
-    """The embedded default: make the report in this thread, holding its file lock (`fd`) throughout."""
+def _run_here(inputs: Inputs, game: GameSolution | None, where: Store) -> None:
+    """The embedded default: make the report in this thread (`jobs.start`, holding the job's lock throughout),
+    unless it was stored meanwhile."""
+    if _stored(inputs.key, where) is not None:
+        _write_record(inputs.id, {"state": "succeeded", "report": inputs.id}, where)
+        return
+    _write_record(inputs.id, {"state": "running"}, where)
     try:
         summary = make(inputs, game, where)
         _write_record(inputs.id, {"state": "succeeded", "report": summary["id"]}, where)
     except Exception as e:  # the job fails, the server does not: the record says why
         log.exception("report %s failed", inputs.id)
         _write_record(inputs.id, {"state": "failed", "error": f"{type(e).__name__}: {e}"}, where)
-    finally:
-        os.close(fd)
 
 
 def status(job: str) -> ReportJob | None:

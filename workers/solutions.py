@@ -28,7 +28,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from celery import current_app, shared_task
@@ -36,8 +35,9 @@ from celery import current_app, shared_task
 from analysis import kept
 from analysis.stored import build, build_memory, combinations, open_turn
 
+from . import jobs
 from .celery_app import embedded
-from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store, held, try_lock
+from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store
 from .store import store as shared_store
 
 __all__ = ["combinations", "NotEnoughMemory", "available_memory", "SolutionStatus", "solution_key", "job_id", "load",
@@ -187,7 +187,7 @@ def status(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
             return SolutionStatus(mode, recycle, bus, "built", job, digest, dict(turn.meta))
     if shelf.busy(key):
         return SolutionStatus(mode, recycle, bus, "building", job)
-    if held(_builder_lock_path()) or _building_here():
+    if jobs.runs(BUILDER, store()) or _building_here():
         return SolutionStatus(mode, recycle, bus, "queued", job)
     try:
         entry = shelf.get(JobKey(job))
@@ -234,7 +234,7 @@ def build_in_background(first: tuple[str, str, bool] | None = None) -> None:
     keeps the memory a build takes. It holds the builder's lock while it lives, which is how every process knows the
     missing solutions are queued. It is the server's background job and ends with the server (`server`: a gunicorn
     master, whose workers come and go); the next server to start builds what it left."""
-    if held(_builder_lock_path()) or _building_here():
+    if jobs.runs(BUILDER, store()) or _building_here():
         return
     code = ("import sys; from workers.solutions import build_missing; "
             "build_missing(int(sys.argv[1]), tuple(sys.argv[2:]))")
@@ -250,12 +250,6 @@ def _building_here() -> bool:
     """Whether a builder this process started still runs (it may not hold its lock yet)."""
     _children[:] = [c for c in _children if c.poll() is None]
     return bool(_children)
-
-
-def _builder_lock_path() -> Path:
-    folder = store().root / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{BUILDER}.lock"
 
 
 def _end_with(owner: int) -> None:
@@ -275,23 +269,21 @@ def build_missing(owner: int, first: tuple[str, ...] = ()) -> None:
     """The background builder's work (`build_in_background`) while process `owner` lives: nothing if another builder
     holds the lock. `first`: (mode, recycle, "True" or "False"), as a command line gives them. Once `owner` has
     ended, the build under way stops at once (the store's entry is written whole or not at all)."""
-    fd = try_lock(_builder_lock_path())
-    if fd is None:
-        return
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # (a server may have started it ignoring SIGINT)
-    threading.Thread(target=_end_with, args=(owner,), daemon=True).start()
-    try:
-        order = [(first[0], first[1], first[2] == "True")] if first else []
-        for mode, recycle, bus in dict.fromkeys([*order, *combinations()]):
-            if not store().has_arrays(solution_key(mode, recycle, bus)):
-                try:
-                    build_and_store(mode, recycle, bus)
-                except Exception:
-                    log.exception("building the solution of %s (%s, School Bus %s) failed", mode, recycle, bus)
-    except KeyboardInterrupt:
-        log.info("the server that started the background builder has ended: so does the builder")
-    finally:
-        os.close(fd)
+    with jobs.exclusive(BUILDER, store()) as mine:
+        if not mine:
+            return
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # (a server may have started it ignoring SIGINT)
+        threading.Thread(target=_end_with, args=(owner,), daemon=True).start()
+        try:
+            order = [(first[0], first[1], first[2] == "True")] if first else []
+            for mode, recycle, bus in dict.fromkeys([*order, *combinations()]):
+                if not store().has_arrays(solution_key(mode, recycle, bus)):
+                    try:
+                        build_and_store(mode, recycle, bus)
+                    except Exception:
+                        log.exception("building the solution of %s (%s, School Bus %s) failed", mode, recycle, bus)
+        except KeyboardInterrupt:
+            log.info("the server that started the background builder has ended: so does the builder")
 
 
 def submit_missing() -> None:

@@ -8,25 +8,20 @@ has succeeded, whatever any record says. Both ways of running use the same graph
 durable record in the store (tasks.py) every process reads alike:
 
 * with `REDIS_URL`, `start_table_job` hands the graph to the workers (who resume it after a fault);
-* embedded (no `REDIS_URL`: tasks run eagerly), a background thread of this process runs it, holding
-  an exclusive lock on ``locks/<id>.lock`` under the store while it runs. The kernel drops the lock
-  if the process dies, so a record that says "running" with its lock free was interrupted: the job
-  is reported failed, and submitting it again restarts it.
+* embedded (no `REDIS_URL`: tasks run eagerly), a thread of this process runs it (`jobs.start`), holding the
+  job's lock while it runs; a record that says "running" with its lock free was interrupted: the job is
+  reported failed, and submitting it again restarts it.
 
-Submitting takes the job's lock for a moment first, so that two processes asked at once start one job.
+Submitting to the workers takes the job's lock for a moment first, so that two processes asked at once start one
+job.
 """
 
 from __future__ import annotations
 
-import fcntl
-import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from kombu.exceptions import OperationalError
@@ -36,8 +31,9 @@ from analysis.dice import MODES
 from analysis.game import GameSolution, game_layers
 from analysis.position import RECYCLE_VARIANTS
 
+from . import jobs
 from .celery_app import embedded
-from .store import ENGINE_VERSION, CorruptEntry, Key, held, store, try_lock
+from .store import ENGINE_VERSION, CorruptEntry, Key, store
 from .tasks import (
     BrokerUnavailable,
     job_status,
@@ -52,7 +48,6 @@ __all__ = ["NotHere", "embedded_modes",
 
 # What calling the job queue (Redis) may raise when it is down or unreachable.
 QUEUE_ERRORS = (BrokerUnavailable, OperationalError, RedisError, ConnectionError, TimeoutError)
-log = logging.getLogger(__name__)
 TWO_PLAYERS = 2  # the only player count computed as a job (3 to 8: derived from it, api/tables.py)
 
 
@@ -143,33 +138,6 @@ def _failed(key: Key, error: str, done: int = 0) -> TableJob:
     return TableJob(job_id(key), key, "failed", done, _total(key), error=error)
 
 
-# -- locks under the store --------------------------------------------------------------------------
-def _lock_path(key: Key) -> Path:
-    folder = store().root / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"{job_id(key)}.lock"
-
-
-def _try_lock(key: Key) -> int | None:
-    """An open descriptor holding the job's lock, or None if someone holds it."""
-    return try_lock(_lock_path(key))
-
-
-@contextmanager
-def _locked(key: Key) -> Iterator[None]:
-    fd = os.open(_lock_path(key), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _runs_here(key: Key) -> bool:
-    """Embedded: does a thread (of any process) hold the job's lock, that is, run it?"""
-    return held(_lock_path(key))
-
-
 # -- status ---------------------------------------------------------------------------------------
 def status(key: Key) -> TableJob | None:
     """Where the job of `key` stands, or None if there is no such job (never submitted, or forgotten)."""
@@ -178,12 +146,12 @@ def status(key: Key) -> TableJob | None:
         return done
     state, meta = job_status(job_id(key))
     if state == "PENDING":
-        return _in_progress(key, 0, _total(key)) if embedded() and _runs_here(key) else None
+        return _in_progress(key, 0, _total(key)) if embedded() and jobs.runs(job_id(key)) else None
     if state == "FAILURE":
         return _failed(key, meta.get("error", "the computation failed"), meta.get("done", 0))
     if state == "SUCCESS":  # the table was stored, and is no longer there (moved aside as corrupt)
         return _failed(key, "the stored table was lost; submit the job again")
-    if embedded() and not _runs_here(key):
+    if embedded() and not jobs.runs(job_id(key)):
         return _failed(key, "interrupted: the process computing it stopped; submit the job again",
                        meta.get("done", 0))
     return _in_progress(key, meta.get("done", 0), meta.get("total", _total(key)), meta.get("detail"))
@@ -226,7 +194,7 @@ def submit(mode: str, variant: str = "before-draw", players: int = TWO_PLAYERS, 
 
 
 def _submit_to_workers(key: Key) -> TableJob:
-    with _locked(key):
+    with jobs.serialised(job_id(key)):
         job = status(key)
         if job is not None and job.state != "failed":
             return job
@@ -235,43 +203,28 @@ def _submit_to_workers(key: Key) -> TableJob:
 
 
 def _submit_here(key: Key) -> TableJob:
+    """Start the job in a thread of this process (`jobs.start`), unless the table is stored or its job runs."""
     for _ in range(100):
-        fd = _try_lock(key)
-        if fd is not None:
-            break
+        done = _succeeded(key)
+        if done is not None:
+            return done
+        if jobs.start(job_id(key), lambda: _run_here(key)):
+            return _in_progress(key, 0, _total(key))
         job = status(key)  # somebody holds the lock: the job runs (or a status check holds it briefly)
         if job is not None and job.state != "failed":
             return job
         time.sleep(0.01)
-    else:
-        raise TimeoutError(f"the lock of job {job_id(key)} stays taken")
-    done = _succeeded(key)
-    if done is not None:
-        os.close(fd)
-        return done
-    thread = threading.Thread(target=_run_here, args=(key, fd), name=f"job {job_id(key)}", daemon=True)
-    _threads[job_id(key)] = thread
-    thread.start()
-    return _in_progress(key, 0, _total(key))
-
-
-_threads: dict[str, threading.Thread] = {}  # the jobs this process runs (embedded), by id
+    raise TimeoutError(f"the lock of job {job_id(key)} stays taken")
 
 
 def join(key: Key, timeout: float | None = None) -> None:
     """Wait until this process's thread running the job of `key` (if any) has ended: the table is
     stored before the job's last record is written, and a command should not exit in between."""
-    thread = _threads.get(job_id(key))
-    if thread is not None:
-        thread.join(timeout)
+    jobs.join(job_id(key), timeout)
 
 
-def _run_here(key: Key, fd: int) -> None:
-    """The job of `key`, in this thread, holding its lock (`fd`) until the table is stored or it failed.
-    A failure is recorded by the tasks (the job's record says why); the server carries on."""
-    try:
+def _run_here(key: Key) -> None:
+    """The job of `key`, under its lock, unless the table was stored meanwhile. A failure is recorded by the tasks
+    (the job's record says why); the server carries on."""
+    if _succeeded(key) is None:
         start_table_job(key.mode, key.variant, key.players, job_id=job_id(key))
-    except Exception:
-        log.exception("table job %s failed", job_id(key))
-    finally:
-        os.close(fd)
