@@ -47,7 +47,7 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, lru_cache
-from math import comb, factorial, gcd
+from math import comb, factorial, gcd, lcm
 from operator import add, sub
 from typing import NamedTuple
 
@@ -669,15 +669,21 @@ def next_roll(position: Position, action: str | None = None) -> NextRoll:
     else:
         trans = transitions(mode, position.state, position.recycle)
         recycles = needs_recycling(mode, position.state)
-    joint: dict[tuple[int, int], Fraction] = {}
+    # In integers over one denominator: a sum of Fractions reduces at every step, which is most of the cost.
+    denominator = lcm(*(t.probability.denominator for t in trans))
+    joint: dict[tuple[int, int], int] = {}
+    bust = brains = 0
     for t in trans:
-        joint[(t.brains, t.shotguns)] = joint.get((t.brains, t.shotguns), 0) + t.probability
+        ways = t.probability.numerator * (denominator // t.probability.denominator)
+        joint[(t.brains, t.shotguns)] = joint.get((t.brains, t.shotguns), 0) + ways
+        bust += ways if t.bust else 0
+        brains += ways * t.brains
     return NextRoll(
         position=position,
         transitions=trans,
-        outcomes=tuple((b, s, p) for (b, s), p in sorted(joint.items())),
-        bust=sum((t.probability for t in trans if t.bust), Fraction(0)),
-        expected_brains=sum((t.probability * t.brains for t in trans), Fraction(0)),
+        outcomes=tuple((b, s, Fraction(w, denominator)) for (b, s), w in sorted(joint.items())),
+        bust=Fraction(bust, denominator),
+        expected_brains=Fraction(brains, denominator),
         recycles=recycles,
         action=action,
     )
