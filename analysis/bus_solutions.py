@@ -167,7 +167,8 @@ class StoredBusTurn:
         if not 0 <= score <= self.meta["top"]:
             return np.zeros(len(nodes), dtype=bool), np.zeros(len(nodes), dtype=np.int64)
         lo, hi = int(a["cand_offsets"][score]), int(a["cand_offsets"][score + 1])
-        k = np.searchsorted(a["cand_nodes"][lo:hi], nodes)
+        here = a["cand_nodes"][lo:hi]
+        k = np.searchsorted(here, nodes.astype(here.dtype))  # (in the array's own type: else numpy copies it)
         found = k < hi - lo
         found[found] = a["cand_nodes"][lo + k[found]] == nodes[found]
         return found, lo + k
