@@ -1,4 +1,4 @@
-"""HTTP load: /v1/odds of random reachable positions under gunicorn, beside a bare Flask endpoint.
+"""HTTP load: /v1/odds and /v1/advice.txt of random reachable positions under gunicorn, beside a bare Flask endpoint.
 
 Usage: python bench/bench_http.py [--seconds 60] [--connections 64] [--workers 2] [--positions 40000]
                                   [--solutions DIR]
@@ -7,9 +7,12 @@ Needs `wrk` (Debian package `wrk`). The stored solutions are built into DIR firs
 default; a solution already there is not built again). The load asks `--positions` distinct positions, drawn by
 simulated play (analysis.simulate.random_position) across every stored solution (mode, recycle, School Bus),
 each once per pass (far more than the server's response cache holds: every answer is read from the mapped
-solutions). Rate limits are off for the run (it measures answers, not the limiter). Both servers run gunicorn
-with the same number of workers on 127.0.0.1, and the load stops by itself after `--seconds`. Each odds
-worker's RSS, PSS and private memory (/proc/PID/smaps_rollup) are read before and after the load.
+solutions), first as `/v1/advice.txt` (what an app asking "should I roll?" reads: the next roll exactly, the
+decision and the values), then as `/v1/odds` (the whole answer: the turn's score distribution included; those
+that outlast the server's wait are 503s naming the job that goes on computing them).
+Rate limits are off for the run (it measures answers, not the limiter). Both servers run gunicorn with the same
+number of workers on 127.0.0.1, and each load stops by itself after `--seconds`. Each odds worker's RSS, PSS and
+private memory (/proc/PID/smaps_rollup) are read before and after the two loads.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ end
 """
 
 
-def url(position) -> str:
+def url(position, path: str = "/v1/odds") -> str:
     fields = {"mode": position.mode, "recycle": position.recycle}
     if position.banked:
         fields["banked"] = position.banked
@@ -61,7 +64,16 @@ def url(position) -> str:
         for name in ("riding", "bus_out"):
             if getattr(position, name):
                 fields[name] = "true"
-    return "/v1/odds?" + "&".join(f"{k}={v}" for k, v in fields.items())
+    return path + "?" + "&".join(f"{k}={v}" for k, v in fields.items())
+
+
+def script_for(paths: list[str]) -> str:
+    """A wrk script asking `paths` in turn (the file it reads and the script, both temporary files)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as listing:
+        listing.write("\n".join(paths) + "\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        script.write(LUA % listing.name)
+    return script.name
 
 
 def wait_for(address: str, seconds: float) -> None:
@@ -126,12 +138,9 @@ def main() -> None:
            "ZOMBIE_ODDS_RATELIMIT_ENABLED": "false", "ZOMBIE_ODDS_STORE": tempfile.mkdtemp(prefix="store-")}
     subprocess.run([str(bin_dir / "zombie-odds"), "solutions", "build", "--quiet"], env=env, check=True)
     rng = random.Random(25)
-    paths = list(dict.fromkeys(url(random_position(m, rng, recycle=v, school_bus=bus))
-                               for m, v, bus in (rng.choice(combinations()) for _ in range(args.positions))))
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as listing:
-        listing.write("\n".join(paths) + "\n")
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(LUA % listing.name)
+    positions = list(dict.fromkeys(random_position(m, rng, recycle=v, school_bus=bus)
+                                   for m, v, bus in (rng.choice(combinations()) for _ in range(args.positions))))
+    scripts = {path: script_for([url(p, path) for p in positions]) for path in ("/v1/advice.txt", "/v1/odds")}
     servers = [
         subprocess.Popen([str(bin_dir / "zombie-odds"), "serve", "--port", "8765", "--workers", str(args.workers)],
                          env=env, cwd=ROOT),
@@ -142,16 +151,17 @@ def main() -> None:
         wait_for("http://127.0.0.1:8765/healthz", 180)
         wait_for("http://127.0.0.1:8766/bare", 30)
         before = memory(servers[0].pid)
-        odds = run_wrk("http://127.0.0.1:8765", args.seconds, args.connections, script.name)
+        runs = {f"`{path}`, random positions": run_wrk("http://127.0.0.1:8765", args.seconds, args.connections, script)
+                for path, script in scripts.items()}
         after = memory(servers[0].pid)
-        bare = run_wrk("http://127.0.0.1:8766/bare", args.seconds, args.connections, None)
-        print(f"{len(paths)} distinct positions over {len(combinations())} solutions, {args.connections} connections, "
-              f"{args.workers} workers, {args.seconds} s each")
-        print("| load | requests | req/s | p50 ms | p99 ms | errors |")
-        print("|---|---|---|---|---|---|")
-        for name, r in (("/v1/odds, random positions", odds), ("bare Flask", bare)):
-            print(f"| {name} | {r['requests']} | {r['rps']:.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} |")
-        print(f"throughput ratio odds/bare = {odds['rps'] / bare['rps']:.2f}")
+        runs["bare Flask"] = bare = run_wrk("http://127.0.0.1:8766/bare", args.seconds, args.connections, None)
+        print(f"{len(positions)} distinct positions over {len(combinations())} solutions, {args.connections} "
+              f"connections, {args.workers} workers, {args.seconds} s each")
+        print("| load | requests | req/s | p50 ms | p99 ms | errors (non-2xx) | of bare's throughput |")
+        print("|---|---|---|---|---|---|---|")
+        for name, r in runs.items():
+            print(f"| {name} | {r['requests']} | {r['rps']:.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} "
+                  f"({r['non2xx']}) | {r['rps'] / bare['rps']:.3f} |")
         print("| worker | RSS MiB before | after | PSS MiB before | after | private MiB before | after |")
         print("|---|---|---|---|---|---|---|")
         for b, a in zip(before, after):
