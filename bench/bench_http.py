@@ -1,7 +1,7 @@
 """HTTP load: /v1/odds and /v1/advice.txt of random reachable positions under gunicorn, beside a bare Flask endpoint.
 
 Usage: python bench/bench_http.py [--seconds 60] [--connections 64] [--workers 2] [--positions 40000]
-                                  [--solutions DIR]
+                                  [--solutions DIR] [--in-process N]
 
 Needs `wrk` (Debian package `wrk`). The stored solutions are built into DIR first (a new temporary folder by
 default; a solution already there is not built again). The load asks `--positions` distinct positions, drawn by
@@ -13,6 +13,10 @@ that outlast the server's wait are 503s naming the job that goes on computing th
 Rate limits are off for the run (it measures answers, not the limiter). Both servers run gunicorn with the same
 number of workers on 127.0.0.1, and each load stops by itself after `--seconds`. Each odds worker's RSS, PSS and
 private memory (/proc/PID/smaps_rollup) are read before and after the two loads.
+
+With `--in-process N`, no server: N `/v1/advice.txt` requests of random positions through Flask's test client, under
+cProfile, each solution mapped first; it prints the mean time of a request and of its parts (the request's
+validation against openapi.yaml, the answer).
 """
 
 from __future__ import annotations
@@ -122,6 +126,37 @@ def memory(master: int) -> list[dict[str, float]]:
     return out
 
 
+def in_process(solutions: str, count: int) -> None:
+    """Where an `/v1/advice.txt` request's time goes, in this process (module docstring)."""
+    import cProfile
+    import pstats
+
+    os.environ.update(ZOMBIE_ODDS_SOLUTIONS=solutions, ZOMBIE_ODDS_RATELIMIT_ENABLED="false",
+                      ZOMBIE_ODDS_STORE=tempfile.mkdtemp(prefix="store-"))
+    from api import create_app
+    from workers.solutions import load
+
+    client = create_app().test_client()
+    for combination in combinations():
+        load(*combination)
+    rng = random.Random(25)
+    paths = [url(random_position(m, rng, recycle=v, school_bus=bus), "/v1/advice.txt")
+             for m, v, bus in (rng.choice(combinations()) for _ in range(count))]
+    profile = cProfile.Profile()
+    profile.enable()
+    for path in paths:
+        answer = client.get(path)
+        assert answer.status_code == 200, (path, answer.status_code)
+    profile.disable()
+    stats = pstats.Stats(profile).stats
+    mean = {f"{Path(file).parent.name}/{Path(file).name} {name}": cumulative / count * 1e3
+            for (file, _, name), (_, _, _, cumulative, _) in stats.items()}
+    print(f"{count} /v1/advice.txt requests of random positions, mean ms per request:")
+    for part in ("flask/app.py wsgi_app", "api/spec.py validate_request", "analysis/odds.py stored_odds",
+                 "analysis/roll.py next_roll"):
+        print(f"  {part}: {mean.get(part, 0.0):.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=60)
@@ -129,7 +164,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--positions", type=int, default=40_000)
     parser.add_argument("--solutions", default=None)
+    parser.add_argument("--in-process", type=int, default=0)
     args = parser.parse_args()
+    if args.in_process:
+        return in_process(args.solutions or sys.exit("--in-process needs --solutions DIR"), args.in_process)
     if not shutil.which("wrk"):
         raise SystemExit("wrk not found: apt-get install wrk")
     solutions = args.solutions or tempfile.mkdtemp(prefix="solutions-")
@@ -150,11 +188,13 @@ def main() -> None:
     try:
         wait_for("http://127.0.0.1:8765/healthz", 180)
         wait_for("http://127.0.0.1:8766/bare", 30)
+        # the bare endpoint first: the odds server's jobs (answers that outlast its wait) go on after their load
+        runs = {"bare Flask": run_wrk("http://127.0.0.1:8766/bare", args.seconds, args.connections, None)}
+        bare = runs["bare Flask"]
         before = memory(servers[0].pid)
-        runs = {f"`{path}`, random positions": run_wrk("http://127.0.0.1:8765", args.seconds, args.connections, script)
-                for path, script in scripts.items()}
+        runs.update({f"`{path}`, random positions": run_wrk("http://127.0.0.1:8765", args.seconds, args.connections,
+                                                            script) for path, script in scripts.items()})
         after = memory(servers[0].pid)
-        runs["bare Flask"] = bare = run_wrk("http://127.0.0.1:8766/bare", args.seconds, args.connections, None)
         print(f"{len(positions)} distinct positions over {len(combinations())} solutions, {args.connections} "
               f"connections, {args.workers} workers, {args.seconds} s each")
         print("| load | requests | req/s | p50 ms | p99 ms | errors (non-2xx) | of bare's throughput |")
