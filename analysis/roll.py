@@ -669,7 +669,7 @@ def next_roll(position: Position, action: str | None = None) -> NextRoll:
     else:
         trans = transitions(mode, position.state, position.recycle)
         recycles = needs_recycling(mode, position.state)
-    # In integers over one denominator: a sum of Fractions reduces at every step, which is most of the cost.
+    # In integers over one denominator, a Fraction per figure at the end: a sum of Fractions reduces at every step.
     denominator = lcm(*(t.probability.denominator for t in trans))
     joint: dict[tuple[int, int], int] = {}
     bust = brains = 0

@@ -8,9 +8,9 @@ more than a valid one. The problem lists the first `MAX_ERRORS` of them and coun
 
 A parameter's unmarshalling is memoised by the parameter and its raw values (`RequestUnmarshaller`): openapi-core
 resolves the spec's references and builds a schema validator for every parameter of every request, about 3 ms a
-parameter, 65 ms of an 80 ms `/v1/advice.txt` answer (bench/README.md), while a parameter's raw values repeat
-(modes, die lists, small numbers). The outcome is a function of the two (the spec is read once per process), so
-the memo changes no answer; a value that fails is not kept: it fails the same way again.
+parameter, so more than the answer itself for a position's dozen parameters (bench/README.md), while a parameter's
+raw values repeat (modes, die lists, small numbers). The outcome is a function of the two (the spec is read once per
+process), so the memo changes no answer; a value that fails is not kept: it fails the same way again.
 """
 
 from __future__ import annotations
