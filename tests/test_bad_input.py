@@ -360,3 +360,27 @@ def test_validation_stops_at_the_first_faults(bad_client: FlaskClient) -> None:
     problem = answer.json
     assert problem["errors"][0] == {"field": "brains", "reason": "has 7990 items; at most 13 allowed"}
     assert problem["errors_omitted"] == 80
+
+
+def test_a_memoised_parameter_is_each_requests_own(bad_app: Any) -> None:
+    """api/faults.py memoises a parameter's unmarshalled value by its raw value: a request that changes its list
+    does not change the next request's."""
+    from flask import request
+
+    from api.spec import SpecRequest, openapi
+
+    with bad_app.test_request_context("/v1/odds?footprints=green,red&brains=green"):
+        first = openapi().unmarshal_request(SpecRequest(request)).parameters.query
+        first["footprints"].append("yellow")
+        second = openapi().unmarshal_request(SpecRequest(request)).parameters.query
+    assert second["footprints"] == ["green", "red"] and second["brains"] == ["green"]
+
+
+def test_a_refused_value_is_refused_every_time(bad_client: FlaskClient) -> None:
+    """What fails is not memoised: a value refused after valid ones of its parameter, and asked again, is refused
+    again, the same way."""
+    assert bad_client.get("/v1/odds?recycle=before-draw").status_code == 200
+    refused = [bad_client.get("/v1/odds?recycle=sometimes") for _ in range(2)]
+    assert [r.status_code for r in refused] == [422, 422]
+    assert refused[0].get_json() == refused[1].get_json()
+    assert [e["field"] for e in refused[0].get_json()["errors"]] == ["recycle"]
