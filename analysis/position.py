@@ -226,7 +226,8 @@ class Position:
             clean = tuple(sorted((d for d in value if d in mode.die_names), key=mode.index))
             object.__setattr__(self, name, clean)
             piles[name] = Counter(clean)
-        owners = self._effects(mode, errors)
+        owners, faults = self._effects(mode)
+        errors += faults
         banked = self.banked
         if isinstance(banked, bool) or not isinstance(banked, int):
             errors.append(FieldError("banked", "must be a whole number of brains"))
@@ -236,9 +237,10 @@ class Position:
             errors.append(FieldError("banked", f"{banked} brains noted in one turn is absurd (limit {MAX_BANKED})"))
         return piles, owners, errors + self._bus_fields()
 
-    def _effects(self, mode: Mode, errors: list[FieldError]) -> dict[str, str]:
-        """The effects in force (sorted names, set on the position), each -> the die showing it; `errors` gets the
+    def _effects(self, mode: Mode) -> tuple[dict[str, str], list[FieldError]]:
+        """The effects in force (sorted names, set on the position), each -> the die showing it; and the errors: the
         effects no die of the mode shows, or no die could show with the others."""
+        errors = []
         effects = self.effects
         owners: dict[str, str] = {}  # effect -> the die showing it
         if isinstance(effects, str) or not isinstance(effects, (list, tuple)):
@@ -259,7 +261,7 @@ class Position:
             else:
                 owners[effect] = die
         object.__setattr__(self, "effects", tuple(sorted(owners)))
-        return owners
+        return owners, errors
 
     def _bus_fields(self) -> list[FieldError]:
         """The School Bus fields' types and ranges, and that none is used without ``school_bus``."""
