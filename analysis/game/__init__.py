@@ -6,6 +6,8 @@
   into independent units for workers, with bit-for-bit the same result.
 * Fixed simple rules against the optimal player, by exact policy evaluation: `rule_win_probability`
   (rules.py).
+* Any number of players, each maximising its own probability of winning, solved exactly (the same cap):
+  `solve_seats` -> `SeatsSolution` (seats.py; two players give duel.py's values), `SeatsPolicy` to play it.
 * Three to eight players: a reduced model ("duel the leader") checked against whole games played
   with physical dice: `ReducedPolicy`, `check_reduced_model` (many.py).
 * Whole two-player games with physical dice, for Monte Carlo checks: `play_duel`, `policy_table`.
@@ -24,6 +26,7 @@ from .many import (
 )
 from .play import PolicyTable, play_duel, policy_table
 from .rules import Rule, parse_rule, rule_game, rule_win_probability
+from .seats import SeatsPolicy, SeatsSolution, solve_seats
 from .solution import GameDecision, GameSolution, WorkUnit, assemble, game_layers, merge, solve_game, solve_layer
 
 __all__ = [
@@ -36,6 +39,8 @@ __all__ = [
     "PolicyTable",
     "ReducedPolicy",
     "Rule",
+    "SeatsPolicy",
+    "SeatsSolution",
     "WorkUnit",
     "assemble",
     "check_reduced_model",
@@ -52,4 +57,5 @@ __all__ = [
     "rule_win_probability",
     "solve_game",
     "solve_layer",
+    "solve_seats",
 ]

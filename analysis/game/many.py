@@ -1,8 +1,9 @@
 """Three to eight players: a reduced model, checked against whole games played with physical dice.
 
-Exact play is out of reach beyond two players here: the start of a turn would need every player's
-score (``13^(N-1) N`` normal-game turns, 6,591 for three players, 114,244 for four, each a sweep
-like duel.py's) plus final rounds whose players react to every earlier total. Instead:
+Exact play (seats.py) needs every player's score at the start of a turn (``13^N N`` normal-game turns, 6,591 for
+three players, 114,244 for four) plus final rounds whose players react to every earlier total: minutes for three
+players of the base game, beyond a request or this machine's day for more players or the Double Feature's dice.
+For any number of players, a reduced model:
 
 **Reduced model ("duel the leader").** A player sees only its score ``m``, the best score ``L``
 among the others, and whether anyone still plays after it in the current round, and plays the exact

@@ -1,0 +1,420 @@
+"""Any number of players, each maximising its own probability of winning: exact values at every start of a turn.
+
+With more than two players the game is no longer zero-sum, so a start of a turn is worth a vector, ``V[j]`` =
+P(seat ``j`` wins), and the mover's policy (the best for its own entry) also decides the others'. Three kinds of
+start of a turn, each a `Spot` (RULES.md section 1: the round is completed once someone reaches the goal ``G``;
+the tied leaders alone play tie-break rounds, in seat order, until one is ahead):
+
+* `Normal`: nobody has reached ``G``; every seat's score and the mover.
+* `Final`: someone reached ``G`` this round; the seats still to play (the mover and those after it) and how far
+  each is behind the leaders' total (its *lead to beat*, at least 1), and who the leaders are.
+* `Tie`: a tie-break round among ``seats``; the ``i``-th of them moves; the round's best turn total so far and who
+  made it (only turn totals count: the tied leaders started the round level).
+
+Ending the turn with ``T`` brains (a bust is ``T = 0``) leads to one spot or to a winner (`Game.after`), so the
+mover's turn is one column of kernel.py's sweep: ``stop[T] = V(after(spot, T))[mover]``. Every other seat's entry
+is the same sweep's slope column with ``dstop[T] = V(after(spot, T))[j]``: the slope is carried under the mover's
+decisions, so it is the expectation of seat ``j``'s value over the turn's end under the mover's policy.
+
+Order of solution: tie-break rounds of 2, then 3, ... seats (a round that ends with its seats still all level
+starts it again: ``W_S = Phi(W_S)``, iterated, a contraction with factor P(all level again)); then the final round,
+last mover first (every later mover's spots are solved); then the normal game by decreasing total score. In the
+normal game a turn ending with 0 hands the move to the next seat at the same scores, the one cycle: for the ``n``
+movers at one score tuple, under fixed policies, ``x_m = A_m + p_m x_{m+1}`` (``x_m`` the vector at mover ``m``,
+``p_m`` = P(the turn ends with 0), one more slope column with ``dstop = [T = 0]``), solved exactly around the
+cycle; the policies are then improved from the new values (policy iteration) until the values move by less than
+``RESIDUAL_TOL``.
+
+Tops (where the sweep may stop computing): at turn total ``T``, rolling from a state whose next roll busts with
+probability at least ``q`` is worth at most ``q stop[0] + (1 - q) max(stop)``, so every state of a block whose
+least bust probability is ``q`` stops where ``stop[T]`` is at least that (`_tops`). A mover whose own chance no
+decision can change (``stop`` constant) therefore stops as soon as it may: with three or more players its choice
+still moves the others' chances, and that is the convention.
+
+The cap (the only approximation): a seat that must beat a lead of more than ``cap`` brains, or a tie-break
+turn total of more than ``cap``, in one turn, is taken not to (its chance is below the probability of scoring more
+than ``cap`` brains in one turn, about 4e-11 in the base game for ``cap = 48``: duel.py); it still moves the
+leaders' and others' chances by no more than that. A test solves again with a larger cap.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from .duel import CAP, GOAL
+from .kernel import Kernel, kernel_for, sweep
+
+__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "SeatsPolicy", "solve_seats", "RESIDUAL_TOL"]
+
+RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
+MAX_ITERATIONS = 200
+SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns)
+
+
+class Normal(NamedTuple):
+    scores: tuple[int, ...]  # every seat's score, all below the goal
+    mover: int
+
+
+class Final(NamedTuple):
+    mover: int
+    leads: tuple[int, ...]  # seats mover, mover + 1, ...: the lead each must beat (1..cap), in seat order
+    leaders: tuple[int, ...]  # the seats at the leaders' total
+
+
+class Tie(NamedTuple):
+    seats: tuple[int, ...]  # the tied leaders, in seat order
+    i: int  # seats[i] moves
+    best: int  # the round's best turn total so far (0 when i = 0)
+    leaders: tuple[int, ...]  # who made it (() when i = 0)
+
+
+Spot = Normal | Final | Tie
+
+
+@dataclass(frozen=True)
+class Game:
+    """The rules of the end of the game for `n` players: which spot (or winner) ending a turn leads to."""
+
+    n: int
+    goal: int = GOAL
+    cap: int = CAP
+
+    def mover(self, spot: Spot) -> int:
+        return spot.seats[spot.i] if isinstance(spot, Tie) else spot.mover
+
+    @property
+    def levels(self) -> int:
+        """Turn totals past which every spot's outcome is the same (every later seat out of reach)."""
+        return self.goal + 2 * self.cap + 2
+
+    def start(self) -> Normal:
+        return Normal((0,) * self.n, 0)
+
+    def after(self, spot: Spot, t: int) -> Spot | int:
+        """Where ending the turn at `spot` with `t` brains leads: a spot, or the winning seat."""
+        if isinstance(spot, Normal):
+            m, scores = spot.mover, spot.scores
+            if scores[m] + t < self.goal:
+                return Normal(scores[:m] + (scores[m] + t,) + scores[m + 1:], (m + 1) % self.n)
+            total = scores[m] + t
+            return self._final(m + 1, tuple(total - s for s in scores[m + 1:]), (m,))
+        if isinstance(spot, Final):
+            i, (lead, *rest), leaders = spot.mover, spot.leads, spot.leaders
+            if t > lead:
+                return self._final(i + 1, tuple(d + t - lead for d in rest), (i,))
+            return self._final(i + 1, tuple(rest), leaders + (i,) if t == lead else leaders)
+        seats, i = spot.seats, spot.i
+        me = seats[i]
+        if i == 0 or t > spot.best:
+            best, leaders = t, (me,)
+        else:
+            best, leaders = spot.best, spot.leaders + (me,) if t == spot.best else spot.leaders
+        if i + 1 < len(seats) and best <= self.cap:
+            return Tie(seats, i + 1, best, leaders)
+        return self._round_end(leaders)
+
+    def _final(self, mover: int, leads: tuple[int, ...], leaders: tuple[int, ...]) -> Spot | int:
+        """The final round from seat `mover` on; a seat more than `cap` behind is taken not to catch up."""
+        while leads and leads[0] > self.cap:
+            mover, leads = mover + 1, leads[1:]
+        return Final(mover, leads, leaders) if leads else self._round_end(leaders)
+
+    def _round_end(self, leaders: tuple[int, ...]) -> Tie | int:
+        return leaders[0] if len(leaders) == 1 else Tie(leaders, 0, 0, ())
+
+    def outcomes(self, spot: Spot, levels: int) -> Iterator[Spot | int]:
+        return (self.after(spot, t) for t in range(levels))
+
+
+@dataclass(frozen=True)
+class SeatsSolution:
+    """The values of every start of a turn: ``values[spot][j]`` = P(seat ``j`` wins); `rolls` the decisions."""
+
+    mode: str
+    recycle: str
+    game: Game
+    values: dict[Spot, np.ndarray] = field(repr=False)
+    sweeps: int = 0
+    _decisions: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def p_seat_wins(self) -> tuple[float, ...]:
+        """P(each seat wins) from the start of the game (every score 0, seat 0 to move)."""
+        return tuple(float(v) for v in self.values[self.game.start()])
+
+    def rolls(self, spot: Spot, state: int, total: int) -> bool:
+        """Whether the mover's optimal policy rolls at dice state `state` (table index) with `total` brains this
+        turn. The decisions of the spots of one batch (a score total, a final round's mover, a tie-break round's
+        mover) are computed together, with one sweep, and kept (a bit per dice state and turn total)."""
+        if spot not in self._decisions:
+            self._decide(spot)
+        tops, bits = self._decisions[spot]
+        kernel = kernel_for(self.mode, self.recycle)
+        i = int(kernel.where[state])
+        block = int(np.searchsorted([b.hi for b in kernel.blocks], i, side="right"))
+        return bool(total <= tops[block] and np.unpackbits(bits[total], count=kernel.n)[i])
+
+    def _decide(self, spot: Spot) -> None:
+        key = _batch(spot)
+        spots = [s for s in self.values if _batch(s) == key]
+        solver = _Solver(kernel_for(self.mode, self.recycle), self.game)
+        solver.values = self.values
+        tables = [solver.table(s) for s in spots]
+        stop = np.stack([t[:, self.game.mover(s)] for s, t in zip(spots, tables)], axis=1)
+        tops = _tops(solver.kernel, stop)
+        for part in _chunks(solver.kernel, tops):
+            out = sweep(solver.kernel, stop[:, part], tops[:, part], full="decisions")
+            for c, k in enumerate(part.tolist()):
+                top = int(tops[:, k].max())
+                self._decisions[spots[k]] = (tops[:, k], np.packbits(out.rolls[: top + 1, :, c], axis=1))
+
+
+def _batch(spot: Spot) -> tuple:
+    if isinstance(spot, Normal):
+        return ("normal", sum(spot.scores))
+    if isinstance(spot, Final):
+        return ("final", spot.mover)
+    return ("tie", spot.seats, spot.i)
+
+
+class SeatsPolicy:
+    """`SeatsSolution`'s decisions for analysis.game.many's `play_many` (its ``policy`` and ``on_turn``): the
+    spot of each turn is read from the scores, the seats still playing and whether the game is in its final round;
+    a round that starts after the final round is a tie-break round (its best so far from the scores' rise)."""
+
+    def __init__(self, solution: SeatsSolution):
+        self.solution, self.game = solution, solution.game
+        self.spot: Spot | None = None
+        self.last = self.game.n
+        self.tiebreak = False
+        self.base = 0
+
+    def on_turn(self, scores: list[int], p: int, players: list[int], final: bool) -> None:
+        if not final:
+            self.tiebreak = False
+            self.spot = Normal(tuple(scores), p)
+        elif not self.tiebreak and p > self.last:  # the final round: leaders at the top score, all before p
+            top = max(scores)
+            leaders = tuple(q for q in range(self.game.n) if scores[q] == top)
+            spot = self.game._final(p, tuple(top - scores[q] for q in range(p, self.game.n)), leaders)
+            self.spot = spot if isinstance(spot, Final) and spot.mover == p else None
+        else:
+            if not self.tiebreak or p <= self.last:
+                self.tiebreak, self.base = True, scores[p]
+            seats = tuple(players)
+            i = seats.index(p)
+            totals = [scores[q] - self.base for q in seats[:i]]
+            best = max(totals, default=0)
+            self.spot = Tie(seats, i, best, tuple(q for q, t in zip(seats, totals) if t == best) if i else ())
+            if self.spot not in self.solution.values:
+                self.spot = None  # beyond the cap: no decision solved (a chance below the cap's bound)
+        self.last = p
+
+    def rolls(self, scores: list[int], p: int, players: list[int], final: bool, state: int, total: int) -> bool:
+        return self.spot is None or self.solution.rolls(self.spot, state, total)
+
+    def beat(self, best: int, state: int, total: int) -> bool:
+        return self.spot is None or self.solution.rolls(self.spot, state, total)
+
+
+class _Solver:
+    def __init__(self, kernel: Kernel, game: Game):
+        self.kernel, self.game = kernel, game
+        self.levels = game.levels + kernel.max_delta + 1
+        self.values: dict[Spot, np.ndarray] = {}
+        self.onehot = np.eye(game.n)
+        self.sweeps = 0
+
+    def outcome(self, target: Spot | int) -> np.ndarray:
+        return self.onehot[target] if isinstance(target, int) else self.values[target]
+
+    def table(self, spot: Spot, cycle: np.ndarray | None = None) -> np.ndarray:
+        """``(levels, n)``: every seat's value of ending the turn with ``T`` brains (`cycle`: for ``T = 0``)."""
+        out = np.array([self.outcome(target) if t or cycle is None else cycle
+                        for t, target in enumerate(self.game.outcomes(spot, self.levels))])
+        return out
+
+    def solve(self, spots: list[Spot], tables: list[np.ndarray], back: list[np.ndarray] | None = None,
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Each spot's vector of values, and the expectation of `back` (per spot, by turn total) under its policy.
+
+        One column per seat whose outcomes are not all 0, but the mover (its value is every column's) and one other
+        (the values sum to 1: someone wins); `back` is one more column."""
+        n, kernel = self.game.n, self.kernel
+        movers = [self.game.mover(s) for s in spots]
+        columns = []  # (spot, slope: a seat; -1: back; None: no slope)
+        for k, (table, m) in enumerate(zip(tables, movers)):
+            others = [j for j in range(n) if j != m and table[:, j].any()]
+            mine = [(k, j) for j in others[:-1]] + ([(k, -1)] if back is not None else [])
+            columns += mine or [(k, None)]
+        stop = np.stack([tables[k][:, movers[k]] for k, _ in columns], axis=1)
+        dstop = np.stack([back[k] if j == -1 else tables[k][:, j] if j is not None else np.zeros(self.levels)
+                          for k, j in columns], axis=1)
+        tops = _tops(kernel, stop)
+        values = np.zeros((len(spots), n))
+        ends = np.zeros(len(spots))
+        for part in _chunks(kernel, tops):
+            slopes = any(columns[c][1] is not None for c in part.tolist())
+            out = sweep(kernel, stop[:, part], tops[:, part], dstop[:, part] if slopes else None)
+            self.sweeps += 1
+            for c, at in enumerate(part.tolist()):
+                k, j = columns[at]
+                values[k, movers[k]] = out.start[0, c]
+                if j == -1:
+                    ends[k] = out.dstart[0, c]
+                elif j is not None:
+                    values[k, j] = out.dstart[0, c]
+        for k, (table, m) in enumerate(zip(tables, movers)):  # the last seat with a chance: 1 - the others
+            others = [j for j in range(n) if j != m and table[:, j].any()]
+            if others:
+                values[k, others[-1]] = 1 - values[k].sum() + values[k, others[-1]]
+        return values, ends
+
+    def settle(self, spots: list[Spot]) -> None:
+        """Spots whose turns lead only to solved spots."""
+        if spots:
+            values, _ = self.solve(spots, [self.table(s) for s in spots])
+            self.values.update(zip(spots, values))
+
+    def tiebreak(self, seats: tuple[int, ...], spots: list[Tie]) -> None:
+        """The tie-break of `seats` (`spots`: every spot of its round), by policy iteration on the value ``W`` of the
+        round's start: under fixed policies a spot is worth ``A + p W``, ``p`` the probability that the round ends
+        with the seats all level again (carried as one more column); so ``W = A / (1 - p)`` at the start."""
+        start = Tie(seats, 0, 0, ())
+        w = np.where(np.isin(np.arange(self.game.n), seats), 1 / len(seats), 0.0)
+        by_mover = sorted({s.i for s in spots}, reverse=True)
+        for _ in range(MAX_ITERATIONS):
+            self.values[start] = w
+            again: dict[Spot | int, float] = {start: 1.0}
+            for i in by_mover:
+                these = [s for s in spots if s.i == i]
+                back = [np.array([again.get(t, 0.0) for t in self.game.outcomes(s, self.levels)]) for s in these]
+                values, ends = self.solve(these, [self.table(s) for s in these], back)
+                if i:
+                    self.values.update(zip(these, values))
+                    again.update(zip(these, ends.tolist()))
+            new = (values[0] - ends[0] * w) / (1 - ends[0])
+            done = np.abs(new - w).max() < RESIDUAL_TOL
+            w = new
+            if done:
+                self.values[start] = w
+                return
+        raise ArithmeticError(f"the tie-break of seats {seats} did not converge")
+
+    def guess(self, spot: Normal) -> np.ndarray:
+        """A first guess of a normal spot's values from solved ones of larger totals: the line through the two
+        nearest with one seat's score raised (the seat furthest from the goal), else the nearest, else even."""
+        scores, m = spot.scores, spot.mover
+        k = int(np.argmin(scores))
+        up = [Normal(scores[:k] + (scores[k] + d,) + scores[k + 1:], m) for d in (1, 2)]
+        if all(u in self.values for u in up):
+            x = np.clip(2 * self.values[up[0]] - self.values[up[1]], 0, 1)
+            return x / x.sum()
+        return self.values[up[0]] if up[0] in self.values else np.full(self.game.n, 1 / self.game.n)
+
+    def normal(self, groups: list[tuple[Normal, ...]]) -> None:
+        """Score tuples of one total: each a cycle of `n` movers through turns that end with 0 (policy iteration)."""
+        n = self.game.n
+        fixed = {spot: self.table(spot, cycle=np.zeros(n)) for group in groups for spot in group}
+        guess = {group: np.array([self.guess(spot) for spot in group]) for group in groups}
+        todo = list(groups)
+        zero = np.eye(self.levels)[0]
+        for _ in range(MAX_ITERATIONS):
+            spots = [spot for group in todo for spot in group]
+            tables = []
+            for group in todo:
+                for m, spot in enumerate(group):
+                    table = fixed[spot].copy()
+                    table[0] = guess[group][(m + 1) % n]
+                    tables.append(table)
+            values, ends = self.solve(spots, tables, [zero] * len(spots))
+            still = []
+            for g, group in enumerate(todo):
+                v, p = values[g * n:(g + 1) * n], ends[g * n:(g + 1) * n]
+                old = guess[group]
+                a = v - p[:, None] * np.roll(old, -1, axis=0)  # x_m = a_m + p_m x_{m+1}
+                x = np.empty_like(a)
+                x[0] = sum(np.prod(p[:k]) * a[k] for k in range(n)) / (1 - np.prod(p))
+                for m in range(n - 1, 0, -1):
+                    x[m] = a[m] + p[m] * x[(m + 1) % n]
+                guess[group] = x
+                if np.abs(x - old).max() >= RESIDUAL_TOL:
+                    still.append(group)
+                else:
+                    self.values.update(zip(group, x))
+            todo = still
+            if not todo:
+                return
+        raise ArithmeticError(f"{len(todo)} score tuples did not converge")
+
+
+def _tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
+    """``(blocks, k)``: per block the last turn total at which a state may roll (see the module docstring)."""
+    best = stop.max(axis=0)
+    tops = []
+    for block in kernel.blocks:
+        enough = stop >= block.min_bust * stop[0] + (1 - block.min_bust) * best
+        below = ~enough
+        last = np.where(below.any(axis=0), len(stop) - 1 - np.argmax(below[::-1], axis=0), 0)
+        tops.append(np.maximum(last, 0))
+    tops = np.array(tops)
+    if (tops + kernel.max_delta + 1 > len(stop)).any():
+        raise ValueError("a column may roll at the last turn totals computed: more levels are needed")
+    return tops
+
+
+def _chunks(kernel: Kernel, tops: np.ndarray) -> list[np.ndarray]:
+    """Columns in groups whose sweep stays within `SWEEP_BYTES`, by decreasing top (similar columns together)."""
+    order = np.argsort(-tops.max(axis=0), kind="stable")
+    cost = (tops.max(axis=0)[order] + 1 + kernel.max_delta) * kernel.n * 16
+    out, first, used = [], 0, 0
+    for c in range(len(order)):
+        if used + cost[c] > SWEEP_BYTES and c > first:
+            out.append(order[first:c])
+            first, used = c, 0
+        used += cost[c]
+    out.append(order[first:])
+    return out
+
+
+def _reachable(game: Game, levels: int) -> tuple[list[Normal], list[Final], list[Tie]]:
+    """Every start of a turn the game can reach, by kind (the final round's and tie-breaks' as they arise)."""
+    normal = [Normal(s, m) for s in itertools.product(range(game.goal), repeat=game.n) for m in range(game.n)]
+    seen: set[Spot] = set(normal)
+    frontier: list[Spot] = list(normal)
+    finals, ties = [], []
+    while frontier:
+        spot = frontier.pop()
+        for target in game.outcomes(spot, levels):
+            if not isinstance(target, int) and target not in seen:
+                seen.add(target)
+                frontier.append(target)
+                (finals if isinstance(target, Final) else ties).append(target)
+    return normal, finals, ties
+
+
+def solve_seats(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL,
+                cap: int = CAP) -> SeatsSolution:
+    """The `n`-player game solved: every reachable start of a turn's vector of win probabilities."""
+    if n < 2:
+        raise ValueError("a game has 2 players or more")
+    game = Game(n, goal, cap)
+    kernel = kernel_for(mode, recycle)
+    solver = _Solver(kernel, game)
+    normal, finals, ties = _reachable(game, solver.levels)
+    tie_seats = sorted({t.seats for t in ties}, key=lambda s: (len(s), s))
+    for seats in tie_seats:
+        solver.tiebreak(seats, [t for t in ties if t.seats == seats])
+    for mover in range(n - 1, 0, -1):
+        solver.settle([f for f in finals if f.mover == mover])
+    for total in range(n * (goal - 1), -1, -1):
+        tuples = [s for s in itertools.product(range(goal), repeat=n) if sum(s) == total]
+        solver.normal([tuple(Normal(s, m) for m in range(n)) for s in tuples])
+    del normal
+    return SeatsSolution(mode, recycle, game, solver.values, solver.sweeps)

@@ -1,0 +1,69 @@
+"""Exact play for any number of players (analysis/game/seats.py): the solve's cost, the effect of its cap, and games
+with physical dice against its values.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_seats.py [--players 3] [--mode original] [--recycle before-draw]
+        [--cap 48] [--cap-check 60] [--games 0] [--seed 1]
+
+Prints the solve's CPU and wall seconds, peak memory, the starts of a turn solved, the sweeps and P(each seat
+wins) from 0-0-...; with ``--cap-check C``, solves again with cap ``C`` and prints the largest difference of any
+value of any start of a turn both solved; with ``--games N``, plays N games with physical dice (analysis.game.many's
+`play_many`, every seat following the solution) and prints each seat's frequency of wins and its distance from
+the solution's value in standard errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import time
+
+import numpy as np
+
+from analysis.game.many import play_many
+from analysis.game.seats import SeatsPolicy, SeatsSolution, solve_seats
+
+
+def timed(players: int, mode: str, recycle: str, cap: int) -> SeatsSolution:
+    cpu, wall = time.process_time(), time.perf_counter()
+    solution = solve_seats(players, mode, recycle, cap=cap)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    wins = ", ".join(f"{p:.6f}" for p in solution.p_seat_wins)
+    print(f"| {mode} | {recycle} | {players} | {cap} | {cpu:.1f} | {wall:.1f} | {peak:.0f} | {len(solution.values):,} |"
+          f" {solution.sweeps} | {wins} |", flush=True)
+    return solution
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=int, default=3)
+    parser.add_argument("--mode", default="original")
+    parser.add_argument("--recycle", default="before-draw")
+    parser.add_argument("--cap", type=int, default=48)
+    parser.add_argument("--cap-check", type=int)
+    parser.add_argument("--games", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print("| mode | recycle | players | cap | CPU s | wall s | peak MiB | turn starts | sweeps | P(each seat wins) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    solution = timed(args.players, args.mode, args.recycle, args.cap)
+    if args.cap_check:
+        other = timed(args.players, args.mode, args.recycle, args.cap_check)
+        common = [s for s in solution.values if s in other.values]
+        diff = max(float(np.abs(solution.values[s] - other.values[s]).max()) for s in common)
+        print(f"\ncap {args.cap} against {args.cap_check}: largest difference {diff:.1e} over {len(common):,} starts")
+    if args.games:
+        policy, rng = SeatsPolicy(solution), random.Random(args.seed)
+        wins = [0] * args.players
+        start = time.process_time()
+        for _ in range(args.games):
+            wins[play_many(args.players, policy, rng, args.mode, args.recycle, on_turn=policy.on_turn)] += 1
+        print(f"\n{args.games:,} games with physical dice ({time.process_time() - start:.0f} s of CPU):")
+        for seat, (w, p) in enumerate(zip(wins, solution.p_seat_wins)):
+            f, se = w / args.games, (p * (1 - p) / args.games) ** 0.5
+            print(f"seat {seat}: won {f:.5f}, the solution {p:.5f}, {(f - p) / se:+.2f} standard errors")
+
+
+if __name__ == "__main__":
+    main()

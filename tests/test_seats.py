@@ -1,0 +1,128 @@
+"""analysis/game/seats.py: exact play for any number of players.
+
+The end-of-game rules one spot at a time; the two-player solve against duel.py's; small games of three and four
+players (a lower goal, a lower cap: seconds, not minutes) against games played with physical dice by the
+independent simulator of analysis.game.many, every seat following the solution; and the cap's effect.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from analysis.game.many import play_many
+from analysis.game.seats import Final, Game, Normal, SeatsPolicy, SeatsSolution, Tie, solve_seats
+
+from .games import solved_game
+
+
+@pytest.fixture(scope="module")
+def three() -> SeatsSolution:
+    return solve_seats(3, goal=5, cap=20)
+
+
+# -- the rules of the end of the game ---------------------------------------------------------------------
+def test_a_turn_below_the_goal_passes_the_move_on():
+    game = Game(3)
+    assert game.after(Normal((4, 7, 2), 1), 5) == Normal((4, 12, 2), 2)
+    assert game.after(Normal((4, 7, 2), 2), 0) == Normal((4, 7, 2), 0)  # a bust or a stop at 0: the same scores
+
+
+def test_reaching_the_goal_starts_the_final_round_unless_the_round_is_complete():
+    game = Game(3)
+    assert game.after(Normal((10, 7, 2), 0), 5) == Final(1, (8, 13), (0,))
+    assert game.after(Normal((10, 7, 2), 1), 6) == Final(2, (11,), (1,))
+    assert game.after(Normal((10, 7, 2), 2), 11) == 2  # the last seat of the round: nobody else plays
+
+
+def test_the_final_round_beats_ties_or_falls_short():
+    game = Game(3)
+    assert game.after(Final(1, (8, 13), (0,)), 9) == Final(2, (14,), (1,))  # one ahead: seat 2 must beat 14
+    assert game.after(Final(1, (8, 13), (0,)), 8) == Final(2, (13,), (0, 1))
+    assert game.after(Final(1, (8, 13), (0,)), 3) == Final(2, (13,), (0,))
+    assert game.after(Final(2, (13,), (0, 1)), 13) == Tie((0, 1, 2), 0, 0, ())
+    assert game.after(Final(2, (13,), (0, 1)), 2) == Tie((0, 1), 0, 0, ())
+    assert game.after(Final(2, (13,), (0,)), 14) == 2
+
+
+def test_a_seat_beyond_the_cap_is_not_asked():
+    game = Game(3, cap=10)
+    assert game.after(Normal((12, 0, 1), 0), 1) == 0  # both others 12 or 13 behind
+    assert game.after(Normal((12, 0, 5), 0), 1) == Final(2, (8,), (0,))  # seat 1 is skipped, seat 2 plays
+
+
+def test_a_tie_break_round_repeats_among_the_seats_still_level():
+    game = Game(3)
+    assert game.after(Tie((0, 1, 2), 0, 0, ()), 4) == Tie((0, 1, 2), 1, 4, (0,))
+    assert game.after(Tie((0, 1, 2), 1, 4, (0,)), 4) == Tie((0, 1, 2), 2, 4, (0, 1))
+    assert game.after(Tie((0, 1, 2), 2, 4, (0, 1)), 4) == Tie((0, 1, 2), 0, 0, ())
+    assert game.after(Tie((0, 1, 2), 2, 4, (0, 1)), 0) == Tie((0, 1), 0, 0, ())
+    assert game.after(Tie((0, 2), 1, 4, (0,)), 5) == 2
+
+
+# -- the solve ---------------------------------------------------------------------------------------------
+def test_two_players_are_the_duel():
+    """The same game as duel.py's two-player solve, by the general equations: equal to rounding."""
+    duel, seats = solved_game("original", "before-draw"), solve_seats(2)
+    for a in range(13):
+        for b in range(13):
+            assert seats.values[Normal((a, b), 0)][0] == pytest.approx(duel.seat1[a][b], abs=1e-12)
+            assert seats.values[Normal((a, b), 1)][1] == pytest.approx(duel.seat2[b][a], abs=1e-12)
+    assert seats.p_seat_wins[0] == pytest.approx(duel.p_first_player_wins, abs=1e-12)
+
+
+def test_every_start_of_a_turn_sums_to_one(three):
+    for spot, values in three.values.items():
+        assert values.sum() == pytest.approx(1, abs=1e-12), spot
+        assert (values >= -1e-12).all() and (values <= 1 + 1e-12).all(), spot
+        if isinstance(spot, Tie):
+            assert all(values[j] == 0 for j in range(3) if j not in spot.seats), spot
+
+
+def test_three_players_against_physical_dice(three):
+    """20,000 games of three players to 5 brains, each seat's frequency of wins within 4 standard errors of the
+    solution's P(seat wins); a later seat wins more often (it sees what it must beat)."""
+    games, policy, rng = 20_000, SeatsPolicy(three), random.Random(3)
+    wins = np.zeros(3)
+    for _ in range(games):
+        wins[play_many(3, policy, rng, goal=5, on_turn=policy.on_turn)] += 1
+    p = np.array(three.p_seat_wins)
+    assert np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max()
+    assert p[0] < p[1] < p[2]
+
+
+def test_four_players_against_physical_dice():
+    """10,000 games of four players to 3 brains: four-way tie-breaks and final rounds of three seats."""
+    four = solve_seats(4, goal=3, cap=12)
+    games, policy, rng = 10_000, SeatsPolicy(four), random.Random(4)
+    wins = np.zeros(4)
+    for _ in range(games):
+        wins[play_many(4, policy, rng, goal=3, on_turn=policy.on_turn)] += 1
+    p = np.array(four.p_seat_wins)
+    assert np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max()
+    assert Tie((0, 1, 2, 3), 0, 0, ()) in four.values
+
+
+def test_the_optimal_seat_beats_a_fixed_rule_it_replaces(three):
+    """The solution's seat 0 against two seats that follow it: worth its value. A seat 0 that instead stops at 2
+    brains whatever the scores (the others still playing the solution's policy) wins less often."""
+
+    class StopAtTwo(SeatsPolicy):
+        def rolls(self, scores, p, players, final, state, total):
+            return total < 2 if p == 0 else super().rolls(scores, p, players, final, state, total)
+
+    games, rng = 6_000, random.Random(5)
+    policy = StopAtTwo(three)
+    wins = sum(play_many(3, policy, rng, goal=5, on_turn=policy.on_turn) == 0 for _ in range(games))
+    assert wins / games < three.p_seat_wins[0] - 4 * np.sqrt(0.25 / games)
+
+
+def test_a_larger_cap_moves_no_value_by_more_than_the_chance_of_scoring_past_the_cap(three):
+    """A seat taken not to catch up from beyond the cap could only have done so by scoring more than `cap` brains in
+    one turn, at best F[cap] (duel.py: the chance of beating a lead of `cap`): with a larger cap no value moves by
+    more than that once per other seat (measured: about F[cap + 1])."""
+    larger = solve_seats(3, goal=5, cap=26)
+    diff = max(np.abs(three.values[s] - larger.values[s]).max() for s in three.values if s in larger.values)
+    assert 0 < diff < 2 * solved_game("original", "before-draw").final[20]
