@@ -4,7 +4,7 @@ with physical dice against its values.
     PYTHONPATH=. .venv/bin/python bench/bench_seats.py [--players 3] [--mode original] [--recycle before-draw]
         [--cap 48] [--cap-check 60] [--games 0] [--seed 1]
 
-Prints the solve's CPU and wall seconds, peak memory, the starts of a turn solved, the sweeps and P(each seat
+Prints the solve's CPU and wall seconds, peak memory, the starts of a turn solved and P(each seat
 wins) from 0-0-...; with ``--cap-check C``, solves again with cap ``C`` and prints the largest difference of any
 value of any start of a turn both solved; with ``--games N``, plays N games with physical dice (analysis.game.many's
 `play_many`, every seat following the solution) and prints each seat's frequency of wins and its distance from
@@ -31,7 +31,7 @@ def timed(players: int, mode: str, recycle: str, cap: int) -> SeatsSolution:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wins = ", ".join(f"{p:.6f}" for p in solution.p_seat_wins)
     print(f"| {mode} | {recycle} | {players} | {cap} | {cpu:.1f} | {wall:.1f} | {peak:.0f} | {len(solution.values):,} |"
-          f" {solution.sweeps} | {wins} |", flush=True)
+          f" {wins} |", flush=True)
     return solution
 
 
@@ -45,8 +45,8 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    print("| mode | recycle | players | cap | CPU s | wall s | peak MiB | turn starts | sweeps | P(each seat wins) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| mode | recycle | players | cap | CPU s | wall s | peak MiB | turn starts | P(each seat wins) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     solution = timed(args.players, args.mode, args.recycle, args.cap)
     if args.cap_check:
         other = timed(args.players, args.mode, args.recycle, args.cap_check)

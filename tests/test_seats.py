@@ -13,7 +13,17 @@ import numpy as np
 import pytest
 
 from analysis.game.many import play_many
-from analysis.game.seats import Final, Game, Normal, SeatsPolicy, SeatsSolution, Tie, solve_seats
+from analysis.game.seats import (
+    Final,
+    Game,
+    Normal,
+    SeatsPolicy,
+    SeatsSolution,
+    Tie,
+    seats_layers,
+    solve_seats,
+    solve_unit,
+)
 
 from .games import solved_game
 
@@ -71,6 +81,22 @@ def test_two_players_are_the_duel():
             assert seats.values[Normal((a, b), 0)][0] == pytest.approx(duel.seat1[a][b], abs=1e-12)
             assert seats.values[Normal((a, b), 1)][1] == pytest.approx(duel.seat2[b][a], abs=1e-12)
     assert seats.p_seat_wins[0] == pytest.approx(duel.p_first_player_wins, abs=1e-12)
+
+
+def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
+    """The layers' units, three per layer and each solved from the values of the earlier layers alone (as a worker
+    would), give every value of the solve exactly."""
+    layers = seats_layers(3, goal=5, cap=20, split=3)
+    assert [unit.kind for unit in layers[0]] == ["tie"] * 3 and layers[1][0].kind == "tie"
+    assert max(len(layer) for layer in layers) == 3
+    known: dict = {}
+    for layer in layers:
+        results = [solve_unit(unit, known) for unit in layer]
+        assert not set().union(*results) & set(known)
+        for result in results:
+            known.update(result)
+    assert known.keys() == three.values.keys()
+    assert all((known[s] == three.values[s]).all() for s in known)
 
 
 def test_every_start_of_a_turn_sums_to_one(three):

@@ -8,7 +8,7 @@ turn with ``T`` brains. The rules make a bust worth exactly what stopping with 0
     keep(i, T) = sum_{j != i, d} P_d[i, j] U(j, T + d) / (1 - p_i)      (p_i: the self-loop)
     U(i, T)    = max(keep, stop[T] - S0)      (or what a fixed policy says; the empty turn rolls)
 
-Along with ``U`` the sweep can carry ``dU/dtheta`` for one scalar parameter per column (``dstop``)
+Along with ``U`` the sweep can carry ``dU/dtheta`` for one or more scalar parameters per column (``dstop``)
 under the same decisions: the slope of a piecewise linear function, which the game solver uses for
 Newton steps (that is, policy iteration).
 
@@ -177,7 +177,8 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     `stop` has shape ``(L, k)``: the value of ending the turn with ``T`` brains, ``T < L``; a bust is
     worth ``stop[0]``. `tops` has shape ``(k,)`` or ``(blocks, k)``: above ``tops[b, col]`` every state
     of block ``b`` stops (``L > max(tops) + max_delta`` is required). `dstop`, optional, is the
-    derivative of `stop` with respect to one parameter per column. `policy`, optional, of shape
+    derivative of `stop` with respect to one parameter per column, ``(L, k)``, or to several, ``(L, slopes, k)``
+    (`Sweep.dstart` is then ``(levels, slopes, k)``). `policy`, optional, of shape
     ``(levels, n, k)`` in sweep order, fixes decisions: 1 roll, 0 stop, -1 optimise.
 
     Work is spent only where a column may roll: columns are sorted by their highest top, so at level
@@ -195,13 +196,16 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     if len(stop) < levels:
         raise ValueError("stop values must reach max(tops) + max_delta")
     slopes = dstop is not None
-    m = 2 if slopes else 1
+    many = slopes and np.ndim(dstop) == 3  # (L, slopes, k): several parameters per column
+    if slopes:
+        dstop = np.asarray(dstop, dtype=float)[:levels]
+        dstop = dstop if many else dstop[:, None]
+    m = 1 + (dstop.shape[1] if slopes else 0)
     base = stop[0].copy()
     ends = np.empty((levels, m, k))  # per level: stop and its slope, in the shifted frame
     ends[:, 0] = stop[:levels] - base
     if slopes:
-        dstop = np.asarray(dstop, dtype=float)[:levels]
-        ends[:, 1] = dstop - dstop[0]
+        ends[:, 1:] = dstop - dstop[0]
     by_top = np.argsort(-tops.max(axis=0), kind="stable")  # sorted position -> column
     tops, ends = tops[:, by_top], ends[:, :, by_top]
     if policy is not None:
@@ -262,7 +266,7 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
                     else:
                         dest[:, 0] = np.where(go, keep[:, 0], s[0])
                     if slopes:
-                        dest[:, 1] = np.where(go, keep[:, 1], s[1])
+                        dest[:, 1:] = np.where(go[:, None], keep[:, 1:], s[1:])
                 if here is not None:
                     dest[here] = keep[here]
                 if len(extra):
@@ -282,9 +286,12 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
         start_u[level, :, :w] = u[level][start]
         start_u[level, :, w:] = ends[level, :, w:]
     column = np.argsort(by_top)  # column -> sorted position
+    dstart = None
+    if slopes:
+        dstart = start_u[:, 1:, column] + dstop[0] if many else start_u[:, 1, column] + dstop[0, 0]
     return Sweep(
         start=start_u[:, 0, column] + base,
-        dstart=start_u[:, 1, column] + dstop[0] if slopes else None,
+        dstart=dstart,
         value=value[:, :, column] if values else None,
         roll=roll[:, :, column] if values else None,
         rolls=rolls[:, :, column] if full else None,

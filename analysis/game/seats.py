@@ -39,6 +39,7 @@ leaders' and others' chances by no more than that. A test solves again with a la
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,9 +50,11 @@ import numpy as np
 from .duel import CAP, GOAL
 from .kernel import Kernel, kernel_for, sweep
 
-__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "SeatsPolicy", "solve_seats", "RESIDUAL_TOL"]
+__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "SeatsPolicy", "SeatsUnit", "seats_layers",
+           "solve_unit", "solve_seats", "RESIDUAL_TOL"]
 
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
+CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
 MAX_ITERATIONS = 200
 SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns)
 
@@ -140,7 +143,6 @@ class SeatsSolution:
     recycle: str
     game: Game
     values: dict[Spot, np.ndarray] = field(repr=False)
-    sweeps: int = 0
     _decisions: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -229,7 +231,6 @@ class _Solver:
         self.levels = game.levels + kernel.max_delta + 1
         self.values: dict[Spot, np.ndarray] = {}
         self.onehot = np.eye(game.n)
-        self.sweeps = 0
 
     def outcome(self, target: Spot | int) -> np.ndarray:
         return self.onehot[target] if isinstance(target, int) else self.values[target]
@@ -241,39 +242,35 @@ class _Solver:
         return out
 
     def solve(self, spots: list[Spot], tables: list[np.ndarray], back: list[np.ndarray] | None = None,
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """Each spot's vector of values, and the expectation of `back` (per spot, by turn total) under its policy.
+              others: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Each spot's vector of values (the mover's alone unless `others`), and the expectation of `back` (per
+        spot, by turn total) under its policy.
 
-        One column per seat whose outcomes are not all 0, but the mover (its value is every column's) and one other
-        (the values sum to 1: someone wins); `back` is one more column."""
+        One column per spot, carrying one slope per seat whose outcomes are not all 0, but the mover (the column's
+        value) and one other (the values sum to 1: someone wins), and one for `back`. Spots with as many slopes
+        are swept together."""
         n, kernel = self.game.n, self.kernel
         movers = [self.game.mover(s) for s in spots]
-        columns = []  # (spot, slope: a seat; -1: back; None: no slope)
-        for k, (table, m) in enumerate(zip(tables, movers)):
-            others = [j for j in range(n) if j != m and table[:, j].any()]
-            mine = [(k, j) for j in others[:-1]] + ([(k, -1)] if back is not None else [])
-            columns += mine or [(k, None)]
-        stop = np.stack([tables[k][:, movers[k]] for k, _ in columns], axis=1)
-        dstop = np.stack([back[k] if j == -1 else tables[k][:, j] if j is not None else np.zeros(self.levels)
-                          for k, j in columns], axis=1)
-        tops = _tops(kernel, stop)
+        seats = [[j for j in range(n) if j != m and t[:, j].any()] if others else [] for t, m in zip(tables, movers)]
         values = np.zeros((len(spots), n))
         ends = np.zeros(len(spots))
-        for part in _chunks(kernel, tops):
-            slopes = any(columns[c][1] is not None for c in part.tolist())
-            out = sweep(kernel, stop[:, part], tops[:, part], dstop[:, part] if slopes else None)
-            self.sweeps += 1
-            for c, at in enumerate(part.tolist()):
-                k, j = columns[at]
-                values[k, movers[k]] = out.start[0, c]
-                if j == -1:
-                    ends[k] = out.dstart[0, c]
-                elif j is not None:
-                    values[k, j] = out.dstart[0, c]
-        for k, (table, m) in enumerate(zip(tables, movers)):  # the last seat with a chance: 1 - the others
-            others = [j for j in range(n) if j != m and table[:, j].any()]
-            if others:
-                values[k, others[-1]] = 1 - values[k].sum() + values[k, others[-1]]
+        for width in sorted({len(j[:-1]) for j in seats}):
+            group = [k for k in range(len(spots)) if len(seats[k][:-1]) == width]
+            stop = np.stack([tables[k][:, movers[k]] for k in group], axis=1)
+            slopes = [[tables[k][:, j] for j in seats[k][:-1]] + ([back[k]] if back is not None else []) for k in group]
+            dstop = np.array(slopes).transpose(2, 1, 0) if slopes[0] else None
+            tops = _tops(kernel, stop)
+            for part in _chunks(kernel, tops, 1 + len(slopes[0])):
+                out = sweep(kernel, stop[:, part], tops[:, part], None if dstop is None else dstop[:, :, part])
+                for c, at in enumerate(part.tolist()):
+                    k = group[at]
+                    values[k, movers[k]] = out.start[0, c]
+                    values[k, seats[k][:-1]] = out.dstart[0, :width, c] if width else 0
+                    if back is not None:
+                        ends[k] = out.dstart[0, width, c]
+        for k in range(len(spots)):  # the last seat with a chance: 1 - the others
+            if seats[k]:
+                values[k, seats[k][-1]] = 1 - values[k].sum()
         return values, ends
 
     def settle(self, spots: list[Spot]) -> None:
@@ -319,36 +316,49 @@ class _Solver:
         return self.values[up[0]] if up[0] in self.values else np.full(self.game.n, 1 / self.game.n)
 
     def normal(self, groups: list[tuple[Normal, ...]]) -> None:
-        """Score tuples of one total: each a cycle of `n` movers through turns that end with 0 (policy iteration)."""
+        """Score tuples of one total: each a cycle of `n` movers through turns that end with 0, solved by policy
+        iteration (module docstring). Once a step moves the values by less than `CHECK_BELOW`, the next is a check:
+        the movers' own values alone under the last values, which the last step's policies give back (to within
+        `RESIDUAL_TOL`) unless a policy changed; if one did, another full step."""
         n = self.game.n
         fixed = {spot: self.table(spot, cycle=np.zeros(n)) for group in groups for spot in group}
         guess = {group: np.array([self.guess(spot) for spot in group]) for group in groups}
-        todo = list(groups)
+        check = dict.fromkeys(groups, False)
         zero = np.eye(self.levels)[0]
+        todo = list(groups)
         for _ in range(MAX_ITERATIONS):
-            spots = [spot for group in todo for spot in group]
-            tables = []
-            for group in todo:
-                for m, spot in enumerate(group):
-                    table = fixed[spot].copy()
-                    table[0] = guess[group][(m + 1) % n]
-                    tables.append(table)
-            values, ends = self.solve(spots, tables, [zero] * len(spots))
-            still = []
-            for g, group in enumerate(todo):
-                v, p = values[g * n:(g + 1) * n], ends[g * n:(g + 1) * n]
-                old = guess[group]
-                a = v - p[:, None] * np.roll(old, -1, axis=0)  # x_m = a_m + p_m x_{m+1}
-                x = np.empty_like(a)
-                x[0] = sum(np.prod(p[:k]) * a[k] for k in range(n)) / (1 - np.prod(p))
-                for m in range(n - 1, 0, -1):
-                    x[m] = a[m] + p[m] * x[(m + 1) % n]
-                guess[group] = x
-                if np.abs(x - old).max() >= RESIDUAL_TOL:
-                    still.append(group)
+            for checking in (False, True):
+                these = [group for group in todo if check[group] == checking]
+                if not these:
+                    continue
+                spots, tables = [], []
+                for group in these:
+                    for m, spot in enumerate(group):
+                        table = fixed[spot].copy()
+                        table[0] = guess[group][(m + 1) % n]
+                        spots.append(spot)
+                        tables.append(table)
+                if checking:
+                    values, _ = self.solve(spots, tables, others=False)
                 else:
-                    self.values.update(zip(group, x))
-            todo = still
+                    values, ends = self.solve(spots, tables, [zero] * len(spots))
+                for g, group in enumerate(these):
+                    old = guess[group]
+                    v = values[g * n:(g + 1) * n]
+                    if checking:
+                        check[group] = False
+                        if np.abs(np.diag(v) - np.diag(old)).max() < RESIDUAL_TOL:
+                            self.values.update(zip(group, old))
+                            todo.remove(group)
+                        continue
+                    p = ends[g * n:(g + 1) * n]
+                    a = v - p[:, None] * np.roll(old, -1, axis=0)  # x_m = a_m + p_m x_{m+1}
+                    x = np.empty_like(a)
+                    x[0] = sum(np.prod(p[:k]) * a[k] for k in range(n)) / (1 - np.prod(p))
+                    for m in range(n - 1, 0, -1):
+                        x[m] = a[m] + p[m] * x[(m + 1) % n]
+                    guess[group] = x
+                    check[group] = np.abs(x - old).max() < CHECK_BELOW
             if not todo:
                 return
         raise ArithmeticError(f"{len(todo)} score tuples did not converge")
@@ -369,10 +379,10 @@ def _tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
     return tops
 
 
-def _chunks(kernel: Kernel, tops: np.ndarray) -> list[np.ndarray]:
+def _chunks(kernel: Kernel, tops: np.ndarray, m: int = 2) -> list[np.ndarray]:
     """Columns in groups whose sweep stays within `SWEEP_BYTES`, by decreasing top (similar columns together)."""
     order = np.argsort(-tops.max(axis=0), kind="stable")
-    cost = (tops.max(axis=0)[order] + 1 + kernel.max_delta) * kernel.n * 16
+    cost = (tops.max(axis=0)[order] + 1 + kernel.max_delta) * kernel.n * 8 * m
     out, first, used = [], 0, 0
     for c in range(len(order)):
         if used + cost[c] > SWEEP_BYTES and c > first:
@@ -383,11 +393,11 @@ def _chunks(kernel: Kernel, tops: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def _reachable(game: Game, levels: int) -> tuple[list[Normal], list[Final], list[Tie]]:
-    """Every start of a turn the game can reach, by kind (the final round's and tie-breaks' as they arise)."""
-    normal = [Normal(s, m) for s in itertools.product(range(game.goal), repeat=game.n) for m in range(game.n)]
-    seen: set[Spot] = set(normal)
-    frontier: list[Spot] = list(normal)
+def _reachable(game: Game, levels: int) -> tuple[list[Final], list[Tie]]:
+    """Every start of a turn of the final round and of tie-breaks the normal game can lead to."""
+    frontier: list[Spot] = [Normal(s, m) for s in itertools.product(range(game.goal), repeat=game.n)
+                            for m in range(game.n)]
+    seen: set[Spot] = set(frontier)
     finals, ties = [], []
     while frontier:
         spot = frontier.pop()
@@ -396,25 +406,80 @@ def _reachable(game: Game, levels: int) -> tuple[list[Normal], list[Final], list
                 seen.add(target)
                 frontier.append(target)
                 (finals if isinstance(target, Final) else ties).append(target)
-    return normal, finals, ties
+    return finals, ties
+
+
+class SeatsUnit(NamedTuple):
+    """One piece of a solve that a worker can do alone, given every value of the earlier layers: the tie-breaks of
+    some sets of seats, some spots of the final round (one mover), or some score tuples of one total (their
+    cycles of movers)."""
+
+    n: int
+    mode: str
+    recycle: str
+    goal: int
+    cap: int
+    kind: str  # "tie", "final" or "normal"
+    items: tuple  # sets of seats, `Final` spots, or score tuples
+
+
+def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL, cap: int = CAP,
+                 split: int = 1) -> list[list[SeatsUnit]]:
+    """The solve as layers of independent units (each layer needs every earlier one): tie-breaks by the number of
+    seats, the final round by mover from the last, the normal game by decreasing total; each of the last two
+    layers' work in `split` units. A unit's values are the same bit for bit whatever unit they are solved in."""
+    if n < 2:
+        raise ValueError("a game has 2 players or more")
+    game = Game(n, goal, cap)
+    finals, ties = _reachable(game, game.levels + kernel_for(mode, recycle).max_delta + 1)
+    unit = functools.partial(SeatsUnit, n, mode, recycle, goal, cap)
+    sets = sorted({t.seats for t in ties}, key=lambda s: (len(s), s))
+    layers = [[unit("tie", (seats,)) for seats in sets if len(seats) == size] for size in range(2, n + 1)]
+    for mover in range(n - 1, 0, -1):
+        layers.append([unit("final", part) for part in _split([f for f in finals if f.mover == mover], split)])
+    for total in range(n * (goal - 1), -1, -1):
+        tuples = [s for s in itertools.product(range(goal), repeat=n) if sum(s) == total]
+        layers.append([unit("normal", part) for part in _split(tuples, split)])
+    return [layer for layer in layers if layer]
+
+
+def _split(items: list, parts: int) -> list[tuple]:
+    return [tuple(items[k::parts]) for k in range(min(parts, len(items)))]
+
+
+def solve_unit(unit: SeatsUnit, known: dict[Spot, np.ndarray]) -> dict[Spot, np.ndarray]:
+    """The values of `unit`'s spots, from `known` (every value of the earlier layers)."""
+    game = Game(unit.n, unit.goal, unit.cap)
+    solver = _Solver(kernel_for(unit.mode, unit.recycle), game)
+    solver.values = dict(known)
+    if unit.kind == "tie":
+        for seats in unit.items:
+            solver.tiebreak(seats, _round(game, seats, solver.levels))
+    elif unit.kind == "final":
+        solver.settle(list(unit.items))
+    else:
+        solver.normal([tuple(Normal(s, m) for m in range(unit.n)) for s in unit.items])
+    return {spot: v for spot, v in solver.values.items() if spot not in known}
+
+
+def _round(game: Game, seats: tuple[int, ...], levels: int) -> list[Tie]:
+    """Every spot of a tie-break round of `seats` (its start first)."""
+    start = Tie(seats, 0, 0, ())
+    found, frontier = {start: None}, [start]
+    while frontier:
+        for target in game.outcomes(frontier.pop(), levels):
+            if isinstance(target, Tie) and target.seats == seats and target not in found:
+                found[target] = None
+                frontier.append(target)
+    return list(found)
 
 
 def solve_seats(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL,
                 cap: int = CAP) -> SeatsSolution:
-    """The `n`-player game solved: every reachable start of a turn's vector of win probabilities."""
-    if n < 2:
-        raise ValueError("a game has 2 players or more")
-    game = Game(n, goal, cap)
-    kernel = kernel_for(mode, recycle)
-    solver = _Solver(kernel, game)
-    normal, finals, ties = _reachable(game, solver.levels)
-    tie_seats = sorted({t.seats for t in ties}, key=lambda s: (len(s), s))
-    for seats in tie_seats:
-        solver.tiebreak(seats, [t for t in ties if t.seats == seats])
-    for mover in range(n - 1, 0, -1):
-        solver.settle([f for f in finals if f.mover == mover])
-    for total in range(n * (goal - 1), -1, -1):
-        tuples = [s for s in itertools.product(range(goal), repeat=n) if sum(s) == total]
-        solver.normal([tuple(Normal(s, m) for m in range(n)) for s in tuples])
-    del normal
-    return SeatsSolution(mode, recycle, game, solver.values, solver.sweeps)
+    """The `n`-player game solved: every reachable start of a turn's vector of win probabilities (`seats_layers`'
+    units one after the other)."""
+    values: dict[Spot, np.ndarray] = {}
+    for layer in seats_layers(n, mode, recycle, goal, cap):
+        for unit in layer:
+            values.update(solve_unit(unit, values))
+    return SeatsSolution(mode, recycle, Game(n, goal, cap), values)
