@@ -30,7 +30,7 @@ from .games import solved_game
 
 @pytest.fixture(scope="module")
 def three() -> SeatsSolution:
-    return solve_seats(3, goal=5, cap=20)
+    return solve_seats(3, goal=5, cap=14)
 
 
 # -- the rules of the end of the game ---------------------------------------------------------------------
@@ -86,7 +86,7 @@ def test_two_players_are_the_duel():
 def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
     """The layers' units, three per layer and each solved from the values of the earlier layers alone (as a worker
     would), give every value of the solve exactly."""
-    layers = seats_layers(3, goal=5, cap=20, split=3)
+    layers = seats_layers(3, goal=5, cap=14, split=3)
     assert [unit.kind for unit in layers[0]] == ["tie"] * 3 and layers[1][0].kind == "tie"
     assert max(len(layer) for layer in layers) == 3
     known: dict = {}
@@ -121,7 +121,7 @@ def test_three_players_against_physical_dice(three):
 
 def test_four_players_against_physical_dice():
     """10,000 games of four players to 3 brains: four-way tie-breaks and final rounds of three seats."""
-    four = solve_seats(4, goal=3, cap=12)
+    four = solve_seats(4, goal=3, cap=9)
     games, policy, rng = 10_000, SeatsPolicy(four), random.Random(4)
     wins = np.zeros(4)
     for _ in range(games):
@@ -149,6 +149,6 @@ def test_a_larger_cap_moves_no_value_by_more_than_the_chance_of_scoring_past_the
     """A seat taken not to catch up from beyond the cap could only have done so by scoring more than `cap` brains in
     one turn, at best F[cap] (duel.py: the chance of beating a lead of `cap`): with a larger cap no value moves by
     more than that once per other seat (measured: about F[cap + 1])."""
-    larger = solve_seats(3, goal=5, cap=26)
+    larger = solve_seats(3, goal=5, cap=20)
     diff = max(np.abs(three.values[s] - larger.values[s]).max() for s in three.values if s in larger.values)
-    assert 0 < diff < 2 * solved_game("original", "before-draw").final[20]
+    assert 0 < diff < 2 * solved_game("original", "before-draw").final[14]
