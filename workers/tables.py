@@ -205,15 +205,12 @@ def _submit_to_workers(key: Key) -> TableJob:
 def _submit_here(key: Key) -> TableJob:
     """Start the job in a thread of this process (`jobs.start`), unless the table is stored or its job runs."""
     for _ in range(100):
-        done = _succeeded(key)
-        if done is not None:
-            return done
-        if jobs.start(job_id(key), lambda: _run_here(key)):
-            return _in_progress(key, 0, _total(key))
-        job = status(key)  # somebody holds the lock: the job runs (or a status check holds it briefly)
+        job = status(key)  # stored, or running under somebody's lock
         if job is not None and job.state != "failed":
             return job
-        time.sleep(0.01)
+        if jobs.start(job_id(key), lambda: _run_here(key)):
+            return _in_progress(key, 0, _total(key))
+        time.sleep(0.01)  # somebody took the lock in between: read its status again
     raise TimeoutError(f"the lock of job {job_id(key)} stays taken")
 
 
