@@ -2,13 +2,15 @@
 with physical dice against its values.
 
     PYTHONPATH=. .venv/bin/python bench/bench_seats.py [--players 3] [--mode original] [--recycle before-draw]
-        [--cap 48] [--cap-check 60] [--games 0] [--seed 1]
+        [--cap 48] [--cap-check 60] [--games 0] [--seed 1] [--rule SEAT=stop-at:N,S ...]
 
 Prints the solve's CPU and wall seconds, peak memory, the starts of a turn solved and P(each seat
 wins) from 0-0-...; with ``--cap-check C``, solves again with cap ``C`` and prints the largest difference of any
 value of any start of a turn both solved; with ``--games N``, plays N games with physical dice (analysis.game.many's
 `play_many`, every seat following the solution) and prints each seat's frequency of wins and its distance from
-the solution's value in standard errors.
+the solution's value in standard errors; with ``--rule``, solves once more with each given seat following its rule
+(the others maximising against it) and prints that game's P(each seat wins): the optimal seat's edge over the rule
+is the difference from the first row, exactly (policy evaluation).
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ from analysis.game.many import play_many
 from analysis.game.seats import SeatsPolicy, SeatsSolution, solve_seats
 
 
-def timed(players: int, mode: str, recycle: str, cap: int) -> SeatsSolution:
+def timed(players: int, mode: str, recycle: str, cap: int, rules: tuple[tuple[int, str], ...] = ()) -> SeatsSolution:
     cpu, wall = time.process_time(), time.perf_counter()
-    solution = solve_seats(players, mode, recycle, cap=cap)
+    solution = solve_seats(players, mode, recycle, cap=cap, rules=rules)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wins = ", ".join(f"{p:.6f}" for p in solution.p_seat_wins)
-    print(f"| {mode} | {recycle} | {players} | {cap} | {cpu:.1f} | {wall:.1f} | {peak:.0f} | {len(solution.values):,} |"
-          f" {wins} |", flush=True)
+    who = ", ".join(f"seat {seat}: {rule}" for seat, rule in rules) or "all optimal"
+    print(f"| {mode} | {recycle} | {players} | {who} | {cap} | {cpu:.1f} | {wall:.1f} | {peak:.0f} |"
+          f" {len(solution.values):,} | {wins} |", flush=True)
     return solution
 
 
@@ -44,10 +47,14 @@ def main() -> None:
     parser.add_argument("--cap-check", type=int)
     parser.add_argument("--games", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rule", action="append", default=[], help="SEAT=stop-at:N,S (seats from 0)")
     args = parser.parse_args()
-    print("| mode | recycle | players | cap | CPU s | wall s | peak MiB | turn starts | P(each seat wins) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| mode | recycle | players | seats | cap | CPU s | wall s | peak MiB | turn starts | P(each seat wins) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     solution = timed(args.players, args.mode, args.recycle, args.cap)
+    for rule in args.rule:
+        seat, name = rule.split("=", 1)
+        timed(args.players, args.mode, args.recycle, args.cap, ((int(seat), name),))
     if args.cap_check:
         other = timed(args.players, args.mode, args.recycle, args.cap_check)
         common = [s for s in solution.values if s in other.values]

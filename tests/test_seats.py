@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from analysis.game.many import play_many
+from analysis.game.rules import rule_win_probability
 from analysis.game.seats import (
     Final,
     Game,
@@ -131,18 +132,29 @@ def test_four_players_against_physical_dice():
     assert Tie((0, 1, 2, 3), 0, 0, ()) in four.values
 
 
-def test_the_optimal_seat_beats_a_fixed_rule_it_replaces(three):
-    """The solution's seat 0 against two seats that follow it: worth its value. A seat 0 that instead stops at 2
-    brains whatever the scores (the others still playing the solution's policy) wins less often."""
+def test_a_seat_that_follows_a_rule_is_evaluated_exactly(three):
+    """Seat 0 stops at 2 brains whatever the scores, the others maximise against it: the exact values of that game
+    (policy evaluation) against 20,000 games with physical dice; the rule wins less than the optimal seat would."""
+    ruled = solve_seats(3, goal=5, cap=14, rules=((0, "stop-at:2"),))
+    games, policy, rng = 20_000, SeatsPolicy(ruled), random.Random(5)
+    wins = np.zeros(3)
+    for _ in range(games):
+        wins[play_many(3, policy, rng, goal=5, on_turn=policy.on_turn)] += 1
+    p = np.array(ruled.p_seat_wins)
+    assert np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max()
+    assert p[0] < three.p_seat_wins[0] - 0.1
 
-    class StopAtTwo(SeatsPolicy):
-        def rolls(self, scores, p, players, final, state, total):
-            return total < 2 if p == 0 else super().rolls(scores, p, players, final, state, total)
 
-    games, rng = 6_000, random.Random(5)
-    policy = StopAtTwo(three)
-    wins = sum(play_many(3, policy, rng, goal=5, on_turn=policy.on_turn) == 0 for _ in range(games))
-    assert wins / games < three.p_seat_wins[0] - 4 * np.sqrt(0.25 / games)
+def test_two_players_with_a_rule_are_rules_py_s_best_response_game():
+    """rules.py's policy evaluation of a rule against the best response to it (the second seat follows the rule)."""
+    ruled = solve_seats(2, rules=((1, "stop-at:6"),))
+    assert ruled.p_seat_wins[1] == pytest.approx(rule_win_probability("stop-at:6", 2, opponent="best-response"),
+                                                 abs=1e-12)
+
+
+def test_only_stop_at_rules_for_more_than_two_players():
+    with pytest.raises(ValueError, match="stop-at"):
+        solve_seats(3, goal=3, rules=((1, "ahead-by:2"),))
 
 
 def test_a_larger_cap_moves_no_value_by_more_than_the_chance_of_scoring_past_the_cap(three):

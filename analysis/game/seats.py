@@ -49,6 +49,7 @@ import numpy as np
 
 from .duel import CAP, GOAL
 from .kernel import Kernel, kernel_for, sweep
+from .rules import Rule, parse_rule
 
 __all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "SeatsPolicy", "SeatsUnit", "seats_layers",
            "solve_unit", "solve_seats", "RESIDUAL_TOL"]
@@ -143,6 +144,7 @@ class SeatsSolution:
     recycle: str
     game: Game
     values: dict[Spot, np.ndarray] = field(repr=False)
+    rules: tuple[tuple[int, str], ...] = ()  # (seat, rule): seats that follow a fixed rule
     _decisions: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -154,6 +156,10 @@ class SeatsSolution:
         """Whether the mover's optimal policy rolls at dice state `state` (table index) with `total` brains this
         turn. The decisions of the spots of one batch (a score total, a final round's mover, a tie-break round's
         mover) are computed together, with one sweep, and kept (a bit per dice state and turn total)."""
+        name = dict(self.rules).get(self.game.mover(spot))
+        if name is not None:
+            rule, shotguns = parse_rule(name), kernel_for(self.mode, self.recycle).table.shotguns[state]
+            return bool(total < rule.target and shotguns < rule.shotguns)
         if spot not in self._decisions:
             self._decide(spot)
         tops, bits = self._decisions[spot]
@@ -165,7 +171,7 @@ class SeatsSolution:
     def _decide(self, spot: Spot) -> None:
         key = _batch(spot)
         spots = [s for s in self.values if _batch(s) == key]
-        solver = _Solver(kernel_for(self.mode, self.recycle), self.game)
+        solver = _Solver(kernel_for(self.mode, self.recycle), self.game, self.rules)
         solver.values = self.values
         tables = [solver.table(s) for s in spots]
         stop = np.stack([t[:, self.game.mover(s)] for s, t in zip(spots, tables)], axis=1)
@@ -226,8 +232,9 @@ class SeatsPolicy:
 
 
 class _Solver:
-    def __init__(self, kernel: Kernel, game: Game):
+    def __init__(self, kernel: Kernel, game: Game, rules: tuple[tuple[int, str], ...] = ()):
         self.kernel, self.game = kernel, game
+        self.rules = {seat: rule.fix(kernel, 1, 0, 0) for seat, rule in _rules(rules).items()}  # (tops, rolls)
         self.levels = game.levels + kernel.max_delta + 1
         self.values: dict[Spot, np.ndarray] = {}
         self.onehot = np.eye(game.n)
@@ -260,8 +267,13 @@ class _Solver:
             slopes = [[tables[k][:, j] for j in seats[k][:-1]] + ([back[k]] if back is not None else []) for k in group]
             dstop = np.array(slopes).transpose(2, 1, 0) if slopes[0] else None
             tops = _tops(kernel, stop)
+            ruled = [self.rules.get(movers[k]) for k in group]
+            for c, rule in enumerate(ruled):
+                if rule is not None:
+                    tops[:, c] = rule[0]
             for part in _chunks(kernel, tops, 1 + len(slopes[0])):
-                out = sweep(kernel, stop[:, part], tops[:, part], None if dstop is None else dstop[:, :, part])
+                out = sweep(kernel, stop[:, part], tops[:, part], None if dstop is None else dstop[:, :, part],
+                            _policy(kernel, [ruled[c] for c in part.tolist()], int(tops[:, part].max()) + 1))
                 for c, at in enumerate(part.tolist()):
                     k = group[at]
                     values[k, movers[k]] = out.start[0, c]
@@ -364,6 +376,27 @@ class _Solver:
         raise ArithmeticError(f"{len(todo)} score tuples did not converge")
 
 
+def _rules(rules: tuple[tuple[int, str], ...]) -> dict[int, Rule]:
+    """Seats that follow a fixed rule (rules.py's ``stop-at:N,S``, whatever the scores) instead of maximising."""
+    out = {seat: parse_rule(name) for seat, name in rules}
+    if any(rule.kind != "stop-at" for rule in out.values()):
+        raise ValueError("with more than two players a seat's rule is stop-at:N,S (ahead-by reads a two-player game)")
+    return out
+
+
+def _policy(kernel: Kernel, ruled: list[tuple[np.ndarray, np.ndarray] | None], levels: int) -> np.ndarray | None:
+    """kernel.sweep's fixed decisions, levels ``0..levels - 1``, for columns of seats that follow a rule (-1: the
+    others optimise)."""
+    if all(rule is None for rule in ruled):
+        return None
+    policy = np.full((levels, kernel.n, len(ruled)), -1, dtype=np.int8)
+    for c, rule in enumerate(ruled):
+        if rule is not None:
+            policy[:, :, c] = 0
+            policy[: len(rule[1]), :, c] = rule[1][:levels]
+    return policy
+
+
 def _tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
     """``(blocks, k)``: per block the last turn total at which a state may roll (see the module docstring)."""
     best = stop.max(axis=0)
@@ -421,25 +454,27 @@ class SeatsUnit(NamedTuple):
     cap: int
     kind: str  # "tie", "final" or "normal"
     items: tuple  # sets of seats, `Final` spots, or score tuples
+    rules: tuple[tuple[int, str], ...] = ()  # (seat, rule): seats that follow a fixed rule
 
 
 def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL, cap: int = CAP,
-                 split: int = 1) -> list[list[SeatsUnit]]:
+                 split: int = 1, rules: tuple[tuple[int, str], ...] = ()) -> list[list[SeatsUnit]]:
     """The solve as layers of independent units (each layer needs every earlier one): tie-breaks by the number of
     seats, the final round by mover from the last, the normal game by decreasing total; each of the last two
     layers' work in `split` units. A unit's values are the same bit for bit whatever unit they are solved in."""
     if n < 2:
         raise ValueError("a game has 2 players or more")
     game = Game(n, goal, cap)
+    _rules(rules)
     finals, ties = _reachable(game, game.levels + kernel_for(mode, recycle).max_delta + 1)
     unit = functools.partial(SeatsUnit, n, mode, recycle, goal, cap)
     sets = sorted({t.seats for t in ties}, key=lambda s: (len(s), s))
-    layers = [[unit("tie", (seats,)) for seats in sets if len(seats) == size] for size in range(2, n + 1)]
+    layers = [[unit("tie", (seats,), rules) for seats in sets if len(seats) == size] for size in range(2, n + 1)]
     for mover in range(n - 1, 0, -1):
-        layers.append([unit("final", part) for part in _split([f for f in finals if f.mover == mover], split)])
+        layers.append([unit("final", part, rules) for part in _split([f for f in finals if f.mover == mover], split)])
     for total in range(n * (goal - 1), -1, -1):
         tuples = [s for s in itertools.product(range(goal), repeat=n) if sum(s) == total]
-        layers.append([unit("normal", part) for part in _split(tuples, split)])
+        layers.append([unit("normal", part, rules) for part in _split(tuples, split)])
     return [layer for layer in layers if layer]
 
 
@@ -450,7 +485,7 @@ def _split(items: list, parts: int) -> list[tuple]:
 def solve_unit(unit: SeatsUnit, known: dict[Spot, np.ndarray]) -> dict[Spot, np.ndarray]:
     """The values of `unit`'s spots, from `known` (every value of the earlier layers)."""
     game = Game(unit.n, unit.goal, unit.cap)
-    solver = _Solver(kernel_for(unit.mode, unit.recycle), game)
+    solver = _Solver(kernel_for(unit.mode, unit.recycle), game, unit.rules)
     solver.values = dict(known)
     if unit.kind == "tie":
         for seats in unit.items:
@@ -475,11 +510,13 @@ def _round(game: Game, seats: tuple[int, ...], levels: int) -> list[Tie]:
 
 
 def solve_seats(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL,
-                cap: int = CAP) -> SeatsSolution:
+                cap: int = CAP, rules: tuple[tuple[int, str], ...] = ()) -> SeatsSolution:
     """The `n`-player game solved: every reachable start of a turn's vector of win probabilities (`seats_layers`'
-    units one after the other)."""
+    units one after the other). The seats named in `rules` follow theirs (``((seat, "stop-at:N,S"), ...)``) and
+    the others maximise against them: each value is then the policy evaluation of the rules and the best
+    responses to them."""
     values: dict[Spot, np.ndarray] = {}
-    for layer in seats_layers(n, mode, recycle, goal, cap):
+    for layer in seats_layers(n, mode, recycle, goal, cap, rules=rules):
         for unit in layer:
             values.update(solve_unit(unit, values))
-    return SeatsSolution(mode, recycle, Game(n, goal, cap), values)
+    return SeatsSolution(mode, recycle, Game(n, goal, cap), values, rules)
