@@ -109,9 +109,9 @@ def test_every_start_of_a_turn_sums_to_one(three):
 
 
 def test_three_players_against_physical_dice(three):
-    """20,000 games of three players to 5 brains, each seat's frequency of wins within 4 standard errors of the
+    """12,000 games of three players to 5 brains, each seat's frequency of wins within 4 standard errors of the
     solution's P(seat wins); a later seat wins more often (it sees what it must beat)."""
-    games, policy, rng = 20_000, SeatsPolicy(three), random.Random(3)
+    games, policy, rng = 12_000, SeatsPolicy(three), random.Random(3)
     wins = np.zeros(3)
     for _ in range(games):
         wins[play_many(3, policy, rng, goal=5, on_turn=policy.on_turn)] += 1
@@ -121,9 +121,9 @@ def test_three_players_against_physical_dice(three):
 
 
 def test_four_players_against_physical_dice():
-    """10,000 games of four players to 3 brains: four-way tie-breaks and final rounds of three seats."""
+    """6,000 games of four players to 3 brains: four-way tie-breaks and final rounds of three seats."""
     four = solve_seats(4, goal=3, cap=9)
-    games, policy, rng = 10_000, SeatsPolicy(four), random.Random(4)
+    games, policy, rng = 6_000, SeatsPolicy(four), random.Random(4)
     wins = np.zeros(4)
     for _ in range(games):
         wins[play_many(4, policy, rng, goal=3, on_turn=policy.on_turn)] += 1
@@ -134,9 +134,9 @@ def test_four_players_against_physical_dice():
 
 def test_a_seat_that_follows_a_rule_is_evaluated_exactly(three):
     """Seat 0 stops at 2 brains whatever the scores, the others maximise against it: the exact values of that game
-    (policy evaluation) against 20,000 games with physical dice; the rule wins less than the optimal seat would."""
+    (policy evaluation) against 8,000 games with physical dice; the rule wins less than the optimal seat would."""
     ruled = solve_seats(3, goal=5, cap=14, rules=((0, "stop-at:2"),))
-    games, policy, rng = 20_000, SeatsPolicy(ruled), random.Random(5)
+    games, policy, rng = 8_000, SeatsPolicy(ruled), random.Random(5)
     wins = np.zeros(3)
     for _ in range(games):
         wins[play_many(3, policy, rng, goal=5, on_turn=policy.on_turn)] += 1
