@@ -34,6 +34,18 @@ def three() -> SeatsSolution:
     return solve_seats(3, goal=5, cap=14)
 
 
+def agrees_with_play(solution: SeatsSolution, games: int, seed: int) -> bool:
+    """Whether each seat's frequency of wins in `games` games with physical dice (every seat following `solution`)
+    is within 4 standard errors of the solution's P(seat wins)."""
+    n, policy, rng = solution.game.n, SeatsPolicy(solution), random.Random(seed)
+    wins = np.zeros(n)
+    for _ in range(games):
+        wins[play_many(n, policy, rng, solution.mode, solution.recycle, solution.game.goal,
+                       on_turn=policy.on_turn)] += 1
+    p = np.array(solution.p_seat_wins)
+    return bool(np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max())
+
+
 # -- the rules of the end of the game ---------------------------------------------------------------------
 def test_a_turn_below_the_goal_passes_the_move_on():
     game = Game(3)
@@ -111,24 +123,15 @@ def test_every_start_of_a_turn_sums_to_one(three):
 def test_three_players_against_physical_dice(three):
     """12,000 games of three players to 5 brains, each seat's frequency of wins within 4 standard errors of the
     solution's P(seat wins); a later seat wins more often (it sees what it must beat)."""
-    games, policy, rng = 12_000, SeatsPolicy(three), random.Random(3)
-    wins = np.zeros(3)
-    for _ in range(games):
-        wins[play_many(3, policy, rng, goal=5, on_turn=policy.on_turn)] += 1
-    p = np.array(three.p_seat_wins)
-    assert np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max()
+    assert agrees_with_play(three, 12_000, seed=3)
+    p = three.p_seat_wins
     assert p[0] < p[1] < p[2]
 
 
 def test_four_players_against_physical_dice():
     """6,000 games of four players to 3 brains: four-way tie-breaks and final rounds of three seats."""
     four = solve_seats(4, goal=3, cap=9)
-    games, policy, rng = 6_000, SeatsPolicy(four), random.Random(4)
-    wins = np.zeros(4)
-    for _ in range(games):
-        wins[play_many(4, policy, rng, goal=3, on_turn=policy.on_turn)] += 1
-    p = np.array(four.p_seat_wins)
-    assert np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max()
+    assert agrees_with_play(four, 6_000, seed=4)
     assert Tie((0, 1, 2, 3), 0, 0, ()) in four.values
 
 
@@ -136,13 +139,8 @@ def test_a_seat_that_follows_a_rule_is_evaluated_exactly(three):
     """Seat 0 stops at 2 brains whatever the scores, the others maximise against it: the exact values of that game
     (policy evaluation) against 8,000 games with physical dice; the rule wins less than the optimal seat would."""
     ruled = solve_seats(3, goal=5, cap=14, rules=((0, "stop-at:2"),))
-    games, policy, rng = 8_000, SeatsPolicy(ruled), random.Random(5)
-    wins = np.zeros(3)
-    for _ in range(games):
-        wins[play_many(3, policy, rng, goal=5, on_turn=policy.on_turn)] += 1
-    p = np.array(ruled.p_seat_wins)
-    assert np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max()
-    assert p[0] < three.p_seat_wins[0] - 0.1
+    assert agrees_with_play(ruled, 8_000, seed=5)
+    assert ruled.p_seat_wins[0] < three.p_seat_wins[0] - 0.1
 
 
 def test_two_players_with_a_rule_are_rules_py_s_best_response_game():

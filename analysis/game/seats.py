@@ -153,9 +153,10 @@ class SeatsSolution:
         return tuple(float(v) for v in self.values[self.game.start()])
 
     def rolls(self, spot: Spot, state: int, total: int) -> bool:
-        """Whether the mover's optimal policy rolls at dice state `state` (table index) with `total` brains this
-        turn. The decisions of the spots of one batch (a score total, a final round's mover, a tie-break round's
-        mover) are computed together, with one sweep, and kept (a bit per dice state and turn total)."""
+        """Whether the mover's policy (its rule, for a seat that follows one) rolls at dice state `state` (table
+        index) with `total` brains this turn. The optimal decisions of the spots of one batch (a score total, a final
+        round's mover, a tie-break round's mover) are computed together, with one sweep, and kept (a bit per dice
+        state and turn total)."""
         name = dict(self.rules).get(self.game.mover(spot))
         if name is not None:
             rule, shotguns = parse_rule(name), kernel_for(self.mode, self.recycle).table.shotguns[state]
