@@ -1,9 +1,9 @@
 """Three to eight players: a reduced model, checked against whole games played with physical dice.
 
 Exact play (seats.py) needs every player's score at the start of a turn (``13^N N`` normal-game turns, 6,591 for
-three players, 114,244 for four) plus final rounds whose players react to every earlier total: minutes for three
-players of the base game, beyond a request or this machine's day for more players or the Double Feature's dice.
-For any number of players, a reduced model:
+three players, 114,244 for four) plus final rounds whose players react to every earlier total: minutes of CPU for
+three players of the base game, far more for four players or the Double Feature's dice (bench/README.md). For any
+number of players, a reduced model:
 
 **Reduced model ("duel the leader").** A player sees only its score ``m``, the best score ``L``
 among the others, and whether anyone still plays after it in the current round, and plays the exact
