@@ -245,9 +245,8 @@ class _Solver:
 
     def table(self, spot: Spot, cycle: np.ndarray | None = None) -> np.ndarray:
         """``(levels, n)``: every seat's value of ending the turn with ``T`` brains (`cycle`: for ``T = 0``)."""
-        out = np.array([self.outcome(target) if t or cycle is None else cycle
-                        for t, target in enumerate(self.game.outcomes(spot, self.levels))])
-        return out
+        return np.array([self.outcome(target) if t or cycle is None else cycle
+                         for t, target in enumerate(self.game.outcomes(spot, self.levels))])
 
     def solve(self, spots: list[Spot], tables: list[np.ndarray], back: list[np.ndarray] | None = None,
               others: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -403,10 +402,8 @@ def _tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
     best = stop.max(axis=0)
     tops = []
     for block in kernel.blocks:
-        enough = stop >= block.min_bust * stop[0] + (1 - block.min_bust) * best
-        below = ~enough
-        last = np.where(below.any(axis=0), len(stop) - 1 - np.argmax(below[::-1], axis=0), 0)
-        tops.append(np.maximum(last, 0))
+        below = stop < block.min_bust * stop[0] + (1 - block.min_bust) * best
+        tops.append(np.where(below.any(axis=0), len(stop) - 1 - np.argmax(below[::-1], axis=0), 0))
     tops = np.array(tops)
     if (tops + kernel.max_delta + 1 > len(stop)).any():
         raise ValueError("a column may roll at the last turn totals computed: more levels are needed")
