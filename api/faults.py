@@ -6,22 +6,26 @@ them lazily, so taking the first `MAX_FAULTS` stops the walk there: an invalid r
 more than a valid one. The problem lists the first `MAX_ERRORS` of them and counts the rest
 (api.errors.problem). `install(config)` wires these classes into an openapi-core `Config`.
 
-A parameter's unmarshalling is memoised by the parameter and its raw values (`RequestUnmarshaller`): openapi-core
-resolves the spec's references and builds a schema validator for every parameter of every request, about 3 ms a
-parameter, so more than the answer itself for a position's dozen parameters (bench/README.md), while a parameter's
-raw values repeat (modes, die lists, small numbers). The outcome is a function of the two (the spec is read once per
-process), so the memo changes no answer; a value that fails is not kept: it fails the same way again.
+The spec's path and operation of a request are memoised by its route, and a parameter's unmarshalling by the
+parameter and its raw values (`RequestUnmarshaller`): openapi-core finds the path among the spec's, resolves the
+spec's references and builds a schema validator for every parameter of every request, about 3 ms a parameter, so more
+than the answer itself for a position's dozen parameters, while a parameter's raw values repeat (modes, die lists,
+small numbers). The outcome is a function of the two (the spec is read once per process), so the memo changes no
+answer; a value that fails is not kept: it fails the same way again.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from jsonschema_path import SchemaPath
+from openapi_core.datatypes import Parameters, RequestParameters
+from openapi_core.protocols import Request
+from openapi_core.templating.paths.datatypes import PathOperationServer
 from openapi_core.unmarshalling.request.unmarshallers import V31RequestUnmarshaller
+from openapi_core.validation.request.exceptions import MissingParameter, ParametersError, ParameterValidationError
 from openapi_core.validation.request.validators import V31RequestValidator
 from openapi_core.validation.schemas import oas31_schema_validators_factory
 from openapi_core.validation.schemas.exceptions import InvalidSchemaValue
@@ -61,38 +65,68 @@ class RequestValidator(V31RequestValidator):
 
 
 MEMO_SIZE = 50_000  # parameters' outcomes kept per process (each a few hundred bytes); full, it starts again
-_ABSENT = object()  # the memo's outcome of a parameter that is not there and has no default (openapi-core's KeyError)
+_ABSENT = object()  # the memo's outcome of a parameter that is not there (openapi-core's MissingParameter)
 
 
 class RequestUnmarshaller(V31RequestUnmarshaller):
     schema_validators_factory = _factory
     _memo: dict[tuple, Any] = {}
-    _names: dict[tuple, str | None] = {}  # a parameter's place in the spec -> its name, None if not memoised
+    _declared: dict[tuple, list[tuple[str, str, SchemaPath, bool]]] = {}
+    _paths: dict[tuple, PathOperationServer] = {}
 
-    def _get_param_or_header_and_schema(self, param_or_header: SchemaPath, location: Mapping[str, Any],
-                                        name: str | None = None) -> tuple[Any, SchemaPath | None]:
-        """openapi-core's, memoised by the parameter and its raw values (module docstring) for a parameter of the
-        simple kind (a schema, style form or simple: its value is read from its own name alone)."""
-        place = (id(self.spec), param_or_header.parts, name)
-        own = self._names.get(place, _ABSENT)
-        if own is _ABSENT:
-            style = (param_or_header / "style").read_str(default="form")
-            simple = "content" not in param_or_header and style in ("form", "simple")
-            own = self._names[place] = (name or (param_or_header / "name").read_str()) if simple else None
-        if own is None:
-            return super()._get_param_or_header_and_schema(param_or_header, location, name)
-        raw = tuple(location.getlist(own)) if hasattr(location, "getlist") else (location.get(own, _ABSENT),)
-        key = (place, raw)
-        outcome = self._memo.get(key)
-        if outcome is None:
-            try:
-                outcome = super()._get_param_or_header_and_schema(param_or_header, location, name)
-            except KeyError:
-                outcome = _ABSENT
-            if len(self._memo) >= MEMO_SIZE:
-                self._memo.clear()
-            self._memo[key] = outcome
-        if outcome is _ABSENT:
-            raise KeyError(own)
-        value, schema = outcome
-        return copy.deepcopy(value), schema
+    def _find_path(self, request: Request) -> PathOperationServer:
+        """openapi-core's, memoised by the method and the path's template (Flask's rule, which every routed request
+        has): the spec's path and operation for it do not change."""
+        key = (id(self.spec), request.method, request.host_url, request.path_pattern)
+        found = self._paths.get(key)
+        if found is None:
+            found = super()._find_path(request)
+            if len(self._paths) >= MEMO_SIZE:
+                self._paths.clear()
+            self._paths[key] = found
+        return found
+
+    def _get_parameters(self, parameters: RequestParameters, operation: SchemaPath, path: SchemaPath) -> Parameters:
+        """openapi-core's, memoised by each parameter and its raw values (module docstring). The operation's list
+        of parameters is read from the spec once (`_declared`)."""
+        place = (id(self.spec), operation.parts, path.parts)
+        declared = self._declared.get(place)
+        if declared is None:
+            declared = self._declared[place] = _declared(operation, path)
+        errors, validated = [], Parameters()
+        for name, location, param, simple in declared:
+            values = parameters[location]
+            raw = tuple(values.getlist(name)) if hasattr(values, "getlist") else (values.get(name, _ABSENT),)
+            key = (param.parts, location, name, raw) if simple else None
+            outcome = self._memo.get(key)
+            if outcome is None:
+                try:
+                    outcome = self._get_parameter(parameters, param)
+                except MissingParameter:
+                    outcome = _ABSENT
+                except ParameterValidationError as exc:
+                    errors.append(exc)
+                    continue
+                if len(self._memo) >= MEMO_SIZE:
+                    self._memo.clear()
+                if simple:
+                    self._memo[key] = outcome
+            if outcome is not _ABSENT:
+                getattr(validated, location)[name] = copy.deepcopy(outcome)
+        if errors:
+            raise ParametersError(errors=errors, parameters=validated)
+        return validated
+
+
+def _declared(operation: SchemaPath, path: SchemaPath) -> list[tuple[str, str, SchemaPath, bool]]:
+    """``(name, place, parameter, simple)`` for the operation's parameters then its path's, each (name, place) once
+    (the operation's wins), as openapi-core reads them; `simple` where the value is read from the parameter's own
+    name alone (a schema, style form or simple), the only kind memoised."""
+    out, seen = [], set()
+    for param in chain(operation.get("parameters", []), path.get("parameters", [])):
+        name, location = (param / "name").read_str(), (param / "in").read_str()
+        if (name, location) not in seen:
+            seen.add((name, location))
+            simple = "content" not in param and (param / "style").read_str(default="form") in ("form", "simple")
+            out.append((name, location, param, simple))
+    return out

@@ -65,10 +65,14 @@ CACHE_BUSTER = "_"
 MODES_LIST = re.compile(r"(?m)^(\s*enum: &modes )\[[^\]\n]*\]$")
 
 
-@cache
 def load(path: Path = SPEC_PATH) -> tuple[str, dict[str, Any]]:
     """The spec's text (served as is, its list of modes written from `analysis.MODES`) and its parsed form, read
     once per process."""
+    return _read(path)
+
+
+@cache  # (by the path given: `load()` and `load(SPEC_PATH)` read the file once)
+def _read(path: Path) -> tuple[str, dict[str, Any]]:
     text, found = MODES_LIST.subn(lambda m: f"{m[1]}[{', '.join(MODES)}]", path.read_text(encoding="utf-8"))
     if found != 1:
         raise ValueError(f"{path} should hold one list of modes (enum: &modes [...]), not {found}")
