@@ -33,7 +33,7 @@ from analysis.odds import stored_solution
 from analysis.position import DOUBLE_FEATURE_FIELDS, RECYCLE_VARIANTS
 from workers import solutions as solution_jobs
 from workers.store import ENGINE_VERSION, store
-from workers.tables import QUEUE_ERRORS, join, status, submit
+from workers.tables import QUEUE_ERRORS, join, no_table_reason, status, submit
 
 from .answers import answer_key, position_from, shared_answer
 from .errors import ApiError, FieldError
@@ -253,37 +253,27 @@ def _bus_lines(p: dict[str, Any]) -> list[str]:
             + ("; first roll of the turn (3 ordinary dice)" if p["first_roll"] else "")]
 
 
-class _TwoPlayers(click.Choice):
-    """`--players`: 2 is the one choice (the only tables computed); another count is refused saying so."""
-
-    def __init__(self) -> None:
-        super().__init__(["2"])
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if str(value) != "2":
-            self.fail(f"{value!r}: only two-player tables are computed (the API answers 3 to 8 players from "
-                      "them)", param, ctx)
-        return 2
-
-
 @main.group()
 def tables() -> None:
-    """Full-game win-probability tables (two players)."""
+    """Full-game win-probability tables."""
 
 
 @tables.command("build")
 @click.option("--mode", default="original", show_default=True, type=click.Choice(list(MODES)), help="Game mode.")
 @click.option("--variant", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
               help="The recycling rule.")
-@click.option("--players", default=2, show_default=True, type=_TwoPlayers(),
-              help="Players: 2, the only tables computed (the API answers 3 to 8 players from them, "
-                   "GET /v1/tables/MODE?players=N).")
+@click.option("--players", default=2, show_default=True, type=click.IntRange(2, 8),
+              help="Players: 2 in every mode, 3 in original (exactly; the API answers the other counts from the "
+                   "two-player table, GET /v1/tables/MODE?players=N).")
 def build(mode: str, variant: str, players: int) -> None:
-    """Compute a two-player table and store it, following its job with a progress bar.
+    """Compute a table and store it, following its job with a progress bar.
 
     In this process without REDIS_URL; by the workers (`celery -A workers worker`) with it. A stored
     table is not computed again, and a job already running is followed rather than started twice.
     """
+    reason = no_table_reason(mode, players)
+    if reason is not None:
+        raise click.BadParameter(reason, param_hint="'--players'")
     try:
         job = submit(mode, variant, players)
         with click.progressbar(length=job.total, label=f"{mode}, {variant}, {players} players") as bar:

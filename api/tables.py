@@ -19,9 +19,10 @@ from typing import Any
 from flask import Blueprint, Response, g, jsonify, request
 
 from analysis import MODES, FieldError, PositionError, Win, odds
-from analysis.game import GameSolution
+from analysis.game import GameSolution, SeatsSolution
 from analysis.game.advice import check_scores, reduced_model_error
 from analysis.game.many import MEASURED, MeasuredError, reduced_table
+from analysis.game.seats import Final, Normal, Spot, Tie
 from workers.store import ENGINE_VERSION, Key, store
 from workers.tables import (
     QUEUE_ERRORS,
@@ -77,16 +78,16 @@ def job_answer(job: TableJob) -> dict[str, Any]:
     return out
 
 
-def _identity(key: Key, solution: GameSolution, sha256: str) -> dict[str, Any]:
+def _identity(key: Key, goal: int, sha256: str) -> dict[str, Any]:
     """What names a served table and its version, for every player count."""
     return {"mode": key.mode, "variant": key.variant, "players": key.players, "engine": key.engine,
-            "sha256": sha256, "url": table_url(key, sha256), "goal": solution.goal}
+            "sha256": sha256, "url": table_url(key, sha256), "goal": goal}
 
 
 def table_answer(key: Key, solution: GameSolution, sha256: str) -> dict[str, Any]:
     """The documented table (schema `Table`): ``[a][b]`` is the mover's score, then the other's."""
     return {
-        **_identity(key, solution, sha256),
+        **_identity(key, solution.goal, sha256),
         "cap": solution.cap,
         "cap_error": solution.cap_error,
         "p_first_player_wins": solution.p_first_player_wins,
@@ -97,13 +98,47 @@ def table_answer(key: Key, solution: GameSolution, sha256: str) -> dict[str, Any
     }
 
 
+def seats_answer(key: Key, solution: SeatsSolution, sha256: str) -> dict[str, Any]:
+    """The documented exact table of more than two players (schema `SeatsTable`): every start of a turn with P(each
+    seat wins), seats counted from 1 as the API counts them."""
+    return {**_identity(key, solution.game.goal, sha256), "model": "exact", "cap": solution.game.cap,
+            "cap_error": solution.cap_error, "p_seat_wins": list(solution.p_seat_wins),
+            "turns": [_turn(spot, p.tolist()) for spot, p in solution.values.items()]}
+
+
+def _turn(spot: Spot, p: list[float]) -> dict[str, Any]:
+    """A start of a turn of `SeatsTable` (seats from 1)."""
+    def seats(s: tuple[int, ...]) -> list[int]:
+        return [q + 1 for q in s]
+
+    if isinstance(spot, Normal):
+        return {"phase": "normal", "scores": list(spot.scores), "mover": spot.mover + 1, "p": p}
+    if isinstance(spot, Final):
+        return {"phase": "final", "mover": spot.mover + 1, "leads": list(spot.leads), "leaders": seats(spot.leaders),
+                "p": p}
+    assert isinstance(spot, Tie)
+    return {"phase": "tiebreak", "seats": seats(spot.seats), "mover": spot.seats[spot.i] + 1, "best": spot.best,
+            "leaders": seats(spot.leaders), "p": p}
+
+
+def seats_rows(table: dict[str, Any]) -> list[tuple[str, object]]:
+    """The exact table of more than two players as `key,value` rows: the scalars, ``p_seat_wins.<seat>``, and
+    ``normal.<scores joined by ->.<mover>.<seat>`` for the normal game's starts of a turn."""
+    head = ("mode", "variant", "players", "engine", "sha256", "goal", "model", "cap", "cap_error")
+    out: list[tuple[str, object]] = [(name, table[name]) for name in head]
+    out += [(f"p_seat_wins.{q}", v) for q, v in enumerate(table["p_seat_wins"], start=1)]
+    out += [(f"normal.{'-'.join(map(str, t['scores']))}.{t['mover']}.{q}", v) for t in table["turns"]
+            if t["phase"] == "normal" for q, v in enumerate(t["p"], start=1)]
+    return out
+
+
 def reduced_answer(key: Key, two: Key, solution: GameSolution, sha256: str, error: MeasuredError) -> dict[str, Any]:
     """The documented table of 3 to 8 players (schema `ReducedTable`): the reduced model of
     analysis/game/many.py over the stored two-player table `two` (whose sha256 versions it), with
     the model's measured error against simulation."""
     grids = reduced_table(solution, key.players)
     return {
-        **_identity(key, solution, sha256),
+        **_identity(key, solution.goal, sha256),
         "model": "duel-the-leader",
         "two_player_table": table_url(two, sha256),
         "win_probability": grids,
@@ -153,11 +188,9 @@ def _check_mode(mode: str) -> None:
 def _key(mode: str, variant: str, players: int | float) -> Key:
     _check_mode(mode)
     players = int(players)  # JSON's 2.0 is the number 2 (the spec's integer type agrees)
-    if players != 2:
-        raise ApiError(422, f"players: {players} players have no job or picture of their own", [FieldError(
-            "players", "only two-player tables are computed: the table of 3 to 8 players (GET /v1/tables/{mode}"
-                       "?players=N) is the reduced model's, derived from the two-player table (compute that one "
-                       "with players 2), and has no heatmap")])
+    reason = no_table_reason(mode, players)
+    if reason is not None:
+        raise ApiError(422, f"players: {reason}", [FieldError("players", reason)])
     return table_key(mode, variant, players)
 
 
@@ -177,7 +210,7 @@ def _queue_down(e: Exception) -> ApiError:
     return ApiError(503, f"the job queue cannot be reached ({type(e).__name__}); ask again later")
 
 
-def _solution(key: Key, version: str | None) -> tuple[GameSolution, str]:
+def _solution(key: Key, version: str | None) -> tuple[GameSolution | SeatsSolution, str]:
     """The stored table (and its sha256), or the 404 that says how to get it."""
     loaded = load(key)
     if loaded is None:
@@ -277,11 +310,14 @@ def get_tables() -> Response:
 @uncached
 def get_table(mode: str) -> Response:
     players, fmt = int(g.params["players"]), g.params["format"]
-    if players == 2:
+    if no_table_reason(mode, players) is None:  # solved exactly: two players, or more where analysis says so
         key = _key(mode, g.params["variant"], players)
         solution, sha256 = _solution(key, g.params.get("version"))
-        table = table_answer(key, solution, sha256)
-        rows, kind = table_rows, fmt
+        if isinstance(solution, SeatsSolution):
+            table, rows = seats_answer(key, solution, sha256), seats_rows
+        else:
+            table, rows = table_answer(key, solution, sha256), table_rows
+        kind = fmt
     else:  # 3 to 8 (the spec's range): the reduced model over the two-player table
         _check_mode(mode)
         error = _reduced_error(mode, g.params["variant"], players)
@@ -294,6 +330,9 @@ def get_table(mode: str) -> Response:
 
 
 def _heatmap(mode: str, fmt: str, mimetype: str) -> Response:
+    if int(g.params["players"]) != 2:
+        raise ApiError(422, "players: the heatmap is of the two-player table", [FieldError(
+            "players", "the heatmap is of the two-player table (both scores on its axes): ask players 2")])
     key = _key(mode, g.params["variant"], g.params["players"])
     solution, sha256 = _solution(key, g.params.get("version"))
     response = Response(_picture(key, solution, sha256, fmt), mimetype=mimetype)

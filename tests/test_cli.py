@@ -281,8 +281,9 @@ def test_answers_prune_removes_old_and_other_engines_answers_only(tmp_path: Path
     assert fresh in shelf and old not in shelf and table in shelf
 
 
-def test_tables_build_offers_two_players_only() -> None:
-    """Only two-player tables are computed: 2 is the one choice --help offers, and another is refused saying so."""
-    assert re.search(r"--players \[2\] +Players: 2, the only tables computed", run("tables", "build", "--help").output)
-    result = run("tables", "build", "--players", "3")
-    assert result.exit_code == 2 and "'3': only two-player tables are computed" in result.output
+def test_tables_build_offers_the_tables_computed() -> None:
+    """Two players in every mode, three in the base game: another count is refused saying which are computed."""
+    assert re.search(r"--players INTEGER RANGE +Players: 2 in every mode, 3 in original",
+                     run("tables", "build", "--help").output)
+    result = run("tables", "build", "--players", "4")
+    assert result.exit_code == 2 and "4 players of original have no exact table" in result.output

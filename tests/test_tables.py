@@ -20,8 +20,9 @@ import redis
 from flask.testing import FlaskClient
 
 from analysis import MODES, Position
-from analysis.game import GameSolution, reduced_win_probability
+from analysis.game import GameSolution, reduced_win_probability, units
 from analysis.game.many import MEASURED
+from analysis.game.seats import Normal, solve_seats
 from analysis.table import table_for
 from api import create_app, spec
 from tests.conftest import queued_on
@@ -144,7 +145,7 @@ def test_more_players_have_no_job_nor_picture_nor_unchecked_table(client: FlaskC
     assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players"
 
 
-@pytest.mark.parametrize("players", [3, 8])
+@pytest.mark.parametrize("players", [4, 8])
 def test_more_players_are_the_reduced_model_over_the_two_player_table(client: FlaskClient, solution: GameSolution,
                                                                       stored: str, players: int) -> None:
     r = client.get(f"/v1/tables/original?players={players}")
@@ -238,6 +239,47 @@ def test_a_job_in_process_from_start_to_end(client: FlaskClient, empty_store: Pa
     table = client.get(job["table"]).get_json()
     assert table["win_probability"]["seat1"] == [list(row) for row in solution.seat1]  # bit for bit
     assert client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=2").status_code == 200
+
+
+def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_store: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three-player table of the base game is a job of its own (embedded here), served whole as JSON and CSV:
+    P(each seat wins) from the start and at every start of a turn. A small game (5 brains to win, cap 14) stands
+    for the real one, which takes minutes (tests/test_units.py: its units are the solve's bit for bit)."""
+    monkeypatch.setattr(units, "GOAL", 5)
+    monkeypatch.setattr(units, "CAP", 14)
+    key = table_key("original", "before-draw", 3)
+    first = client.post("/v1/tables/original/jobs", json={"players": 3})
+    assert first.status_code == 202 and first.headers["Location"] == f"/v1/jobs/{job_id(key)}"
+    deadline = time.time() + 300
+    while (job := client.get(first.headers["Location"]).get_json())["state"] in ("queued", "running") \
+            and time.time() < deadline:
+        time.sleep(0.2)
+    join(key)
+    total = len(units.layers("original", "before-draw", 3)) + 1
+    assert job["state"] == "succeeded" and job["progress"] == {"done": total, "total": total}, job
+    r = client.get("/v1/tables/original?players=3")
+    assert r.status_code == 200 and r.headers["ETag"] == f'"{job["sha256"]}-json"'
+    table, expected = r.get_json(), solve_seats(3, goal=5, cap=14)
+    assert (table["players"], table["model"], table["goal"], table["cap"]) == (3, "exact", 5, 14)
+    assert table["p_seat_wins"] == list(expected.p_seat_wins) and job["p_first_player_wins"] == expected.p_seat_wins[0]
+    assert table["cap_error"] == expected.cap_error
+    turns = table["turns"]
+    assert len(turns) == len(expected.values) and {t["phase"] for t in turns} == {"normal", "final", "tiebreak"}
+    assert all(abs(sum(t["p"]) - 1) < 1e-12 for t in turns)
+    start = next(t for t in turns if t.get("scores") == [0, 0, 0] and t["mover"] == 1)
+    assert start["p"] == table["p_seat_wins"]
+    late = next(t for t in turns if t.get("scores") == [4, 0, 3] and t["mover"] == 2)
+    assert late["p"] == expected.values[Normal((4, 0, 3), 1)].tolist()
+    tie = next(t for t in turns if t["phase"] == "tiebreak" and t["seats"] == [1, 3] and t["mover"] == 3)
+    assert tie["best"] >= 0 and set(tie["leaders"]) <= {1}
+    rows = dict(list(csv.reader(io.StringIO(client.get("/v1/tables/original?players=3&format=csv")
+                                            .get_data(as_text=True))))[1:])
+    assert float(rows["p_seat_wins.2"]) == table["p_seat_wins"][1] and float(rows["normal.4-0-3.2.3"]) == late["p"][2]
+    assert client.get(table["url"]).headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert {(t["players"], t["mode"]) for t in client.get("/v1/tables").get_json()["tables"]} == {(3, "original")}
+    assert client.post("/v1/tables/original/jobs", json={"players": 3}).status_code == 200  # stored: not again
+    assert Store(empty_store).writes(key) == 1
 
 
 @pytest.fixture

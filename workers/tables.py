@@ -28,7 +28,7 @@ from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
 from analysis.dice import MODES
-from analysis.game import GameSolution, game_layers
+from analysis.game import GameSolution, SeatsSolution, units
 from analysis.position import RECYCLE_VARIANTS
 
 from . import jobs
@@ -48,7 +48,6 @@ __all__ = ["NotHere", "embedded_modes",
 
 # What calling the job queue (Redis) may raise when it is down or unreachable.
 QUEUE_ERRORS = (BrokerUnavailable, OperationalError, RedisError, ConnectionError, TimeoutError)
-TWO_PLAYERS = 2  # the only player count computed as a job (3 to 8: derived from it, api/tables.py)
 
 
 @dataclass(frozen=True)
@@ -84,7 +83,8 @@ def key_for_job(job: str) -> Key | None:
 
 
 def _jobs() -> dict[str, Key]:
-    keys = (table_key(m, v, TWO_PLAYERS) for m in MODES for v in RECYCLE_VARIANTS)
+    keys = [table_key(m, v, 2) for m in MODES for v in RECYCLE_VARIANTS]
+    keys += [table_key(m, v, p) for m, p in units.EXACT_SEATS for v in RECYCLE_VARIANTS]
     return {job_id(k): k for k in keys if k.engine == ENGINE_VERSION}
 
 
@@ -96,11 +96,11 @@ def stored(key: Key) -> tuple[dict[str, Any], str] | None:
         return None
 
 
-_solutions: dict[tuple[str, str], GameSolution] = {}
+_solutions: dict[tuple[str, str], GameSolution | SeatsSolution] = {}
 _solutions_lock = threading.Lock()
 
 
-def load(key: Key) -> tuple[GameSolution, str] | None:
+def load(key: Key) -> tuple[GameSolution | SeatsSolution, str] | None:
     """The stored solution and its sha256, parsed once per process (and per version of the file).
 
     The solution memoises the mid-turn sweeps it computes, so keeping one object per table matters
@@ -113,12 +113,12 @@ def load(key: Key) -> tuple[GameSolution, str] | None:
     with _solutions_lock:
         solution = _solutions.get((key.name, digest))
         if solution is None:
-            solution = _solutions[(key.name, digest)] = GameSolution.from_dict(data)
+            solution = _solutions[(key.name, digest)] = units.solution_from(data)
     return solution, digest
 
 
 def _total(key: Key) -> int:
-    return len(game_layers(key.mode, key.variant)) + 1  # the layers, then storing the table
+    return len(units.layers(key.mode, key.variant, key.players)) + 1  # the layers, then storing the table
 
 
 def _succeeded(key: Key) -> TableJob | None:
@@ -172,12 +172,10 @@ def embedded_modes() -> tuple[str, ...]:
     return tuple(m.strip() for m in names.split(",") if m.strip())
 
 
-def submit(mode: str, variant: str = "before-draw", players: int = TWO_PLAYERS, server: bool = False) -> TableJob:
+def submit(mode: str, variant: str = "before-draw", players: int = 2, server: bool = False) -> TableJob:
     """Start computing a table unless it is stored or its job runs; its job either way. A `server`
     without Redis refuses (`NotHere`) a mode outside `embedded_modes` that is not stored already."""
-    if players != TWO_PLAYERS:
-        raise ValueError("only two-player tables are computed")
-    reason = no_table_reason(mode)
+    reason = no_table_reason(mode, players)
     if reason is not None:
         raise ValueError(reason)
     key = table_key(mode, variant, players)

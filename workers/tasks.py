@@ -1,7 +1,7 @@
 """Celery tasks: thin calls into analysis.game, composed into one graph per table, resumable after any fault.
 
-A two-player table is solved layer by layer (`analysis.game.game_layers`): the units of a layer
-(independent score pairs) run in parallel on any worker as the header of a chord, and the chord's
+A table is solved layer by layer (`analysis.game.units`: two players' score pairs, or more players' starts of
+a turn): the units of a layer run in parallel on any worker as the header of a chord, and the chord's
 body, `advance`, joins them and starts the next layer's chord; after the last layer it stores the
 table atomically. Every task is pure given its arguments (idempotent), acknowledged late (a killed
 worker's task is redelivered) and retried only for transient faults.
@@ -12,7 +12,7 @@ it launches the next one, so when Redis restarts empty, or a launch fails, `resu
 every worker on connecting to the broker, and every `SWEEP_EVERY` seconds) starts the job again from
 its last layer. Each launch of a job is a *run* with its own token, and a task of a superseded run, or
 a repeated message of one already recorded, does nothing: a table is written once, and only whole
-(`analysis.game.assemble` refuses a table with a missing value). Progress is also written under the
+(`analysis.game.units.assemble` refuses a table with a missing value). Progress is also written under the
 job's id in the result backend, which is how a sweep tells a job in flight from one Redis forgot.
 
 A worker that dies mid-task (SIGKILL, the OOM killer, a lost machine) leaves its message unacknowledged,
@@ -44,8 +44,8 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from analysis.dice import MODES
-from analysis.game import WorkUnit, assemble, game_layers, merge, solve_layer
+from analysis.game import units
+from analysis.game.units import no_table_reason
 
 from .store import CorruptEntry, JobKey, Key, store
 
@@ -60,14 +60,6 @@ RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5, "a
 VARIANTS = ("before-draw", "draw-then-recycle")
 BEAT_EVERY = 15  # seconds between two heartbeats of a job while one of its tasks runs
 LOST_AFTER = 60  # a running job without a heartbeat for this long, and none of it queued, is lost
-
-def no_table_reason(mode: str) -> str | None:
-    """Why `mode` has no full-game table, or None if it has one: every mode of `analysis.MODES` has one, each
-    computed within 4 GiB for the whole process (the mode's transition table, its kernel and the solve of one
-    unit; the sequel's units are at most a third of a score total each, `analysis.game.MEMORY_SPLIT`; peak
-    memory and CPU per mode in bench/README.md)."""
-    return None if mode in MODES else f"no such mode: {mode}"
-
 
 class BrokerUnavailable(RuntimeError):
     """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read)."""
@@ -162,7 +154,7 @@ def solve_unit(known: dict[str, Any], unit: dict[str, Any], job_id: str, run: st
         return {}
     try:
         with _beating(job_id):
-            return solve_layer(WorkUnit.from_dict(unit), known)
+            return units.solve(unit, known)
     except TRANSIENT:
         raise
     except Exception as e:  # a bug or a bad job, not a fault: the job fails and says why
@@ -179,9 +171,9 @@ def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) ->
     try:
         with _beating(job_id):
             for result in results:
-                record["known"] = merge(record["known"], result)
+                record["known"] = units.merge(record["known"], result)
             record["done"] = layer + 1
-            layers = game_layers(record["mode"], record["variant"], record["split"])
+            layers = _layers(record)
             if record["done"] < len(layers):
                 _save(record)
                 _launch(record, layers)
@@ -200,11 +192,15 @@ def launch(job_id: str, run: str) -> None:
     no result to wait for, so it never subscribes to anything in Redis."""
     record = _load(job_id)
     if record is not None and record["run"] == run and record["state"] == "running":
-        _launch(record, game_layers(record["mode"], record["variant"], record["split"]))
+        _launch(record, _layers(record))
+
+
+def _layers(record: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    return units.layers(record["mode"], record["variant"], record["players"], record["split"])
 
 
 def _finish(record: dict[str, Any]) -> dict[str, Any]:
-    solution = assemble(record["mode"], record["variant"], [record["known"]])
+    solution = units.assemble(record["mode"], record["variant"], record["players"], record["known"])
     key = table_key(record["mode"], record["variant"], record["players"])
     digest = store().put(key, solution.to_dict())
     record.pop("detail", None)
@@ -216,14 +212,14 @@ def _finish(record: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
-def _launch(record: dict[str, Any], layers: list[list[WorkUnit]]) -> None:
+def _launch(record: dict[str, Any], layers: list[list[dict[str, Any]]]) -> None:
     """Record progress in the backend and start the chord of layer `done`; a failure marks the job stalled."""
     job_id, run, layer = record["id"], record["run"], record["done"]
     try:
         current_app.backend.store_result(job_id, _meta(record), "PROGRESS")
         _beat(_redis(), job_id)  # the job moved: it is not lost while its units wait for a worker
-        units = group(solve_unit.s(record["known"], unit.to_dict(), job_id, run) for unit in layers[layer])
-        chord(units, advance.s(job_id, run, layer)).apply_async()
+        header = group(solve_unit.s(record["known"], unit, job_id, run) for unit in layers[layer])
+        chord(header, advance.s(job_id, run, layer)).apply_async()
     except TRANSIENT as e:
         record["stalled"] = f"{type(e).__name__}: {e}"
         _save(record)  # the next sweep resumes it from here
@@ -240,17 +236,15 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
     A job already running for the same table is not started twice: its id is returned. Raises
     ValueError for a table that cannot be computed, `BrokerUnavailable` when Redis is down.
     """
-    if players != 2:
-        raise ValueError("only two-player tables are computed by workers so far")
-    if no_table_reason(mode) is not None or variant not in VARIANTS:
-        raise ValueError(no_table_reason(mode) or f"no table for variant {variant!r}")
+    if no_table_reason(mode, players) is not None or variant not in VARIANTS:
+        raise ValueError(no_table_reason(mode, players) or f"no table for variant {variant!r}")
     if job_id is None:
         for key in store().jobs():
             other = _load(key.id)
             if other and other["state"] == "running" and (other["mode"], other["variant"], other["players"]) == (
                     mode, variant, players):
                 return other["id"]
-    layers = game_layers(mode, variant, split)
+    layers = units.layers(mode, variant, players, split)
     record = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players,
               "split": split, "state": "running", "run": uuid.uuid4().hex, "done": 0, "total": len(layers) + 1,
               "known": {}}
@@ -321,7 +315,7 @@ def resume_lost_jobs() -> list[str]:
             _save(record)
             log.warning("resuming table job %s at layer %d of %d: %s", record["id"], record["done"],
                         record["total"] - 1, reason)
-            _launch(record, game_layers(record["mode"], record["variant"], record["split"]))
+            _launch(record, _layers(record))
             resumed.append(record["id"])
         except Exception:
             log.exception("could not resume job %s; the next sweep will try again", key.id)

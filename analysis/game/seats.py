@@ -43,11 +43,11 @@ import functools
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .duel import CAP, GOAL
+from .duel import CAP, GOAL, solve_tiebreak
 from .kernel import Kernel, kernel_for, sweep
 from .rules import Rule, parse_rule
 
@@ -57,6 +57,7 @@ __all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "SeatsPoli
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
 CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
 MAX_ITERATIONS = 200
+FORMAT = "zombie-odds/seats/1"
 SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns)
 
 
@@ -147,10 +148,41 @@ class SeatsSolution:
     rules: tuple[tuple[int, str], ...] = ()  # (seat, rule): seats that follow a fixed rule
     _decisions: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
+    @functools.cached_property
+    def cap_error(self) -> float:
+        """A bound on the cap's effect on any value: ``F[cap]`` (duel.py: the chance of beating a lead of `cap` in
+        one turn) once for each seat but one (module docstring)."""
+        _, final, _ = solve_tiebreak(kernel_for(self.mode, self.recycle), self.game.cap, self.game.goal)
+        return (self.game.n - 1) * float(final[self.game.cap])
+
     @property
     def p_seat_wins(self) -> tuple[float, ...]:
         """P(each seat wins) from the start of the game (every score 0, seat 0 to move)."""
         return tuple(float(v) for v in self.values[self.game.start()])
+
+    @property
+    def p_first_player_wins(self) -> float:
+        return self.p_seat_wins[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready plain data (every start of a turn as `spot_dict`, with ``p``: P(each seat wins), in `_order`);
+        `from_dict` gives back an equal solution (floats round-trip)."""
+        return {"format": FORMAT, "mode": self.mode, "recycle": self.recycle, "players": self.game.n,
+                "goal": self.game.goal, "cap": self.game.cap, "rules": [list(r) for r in self.rules],
+                "cap_error": self.cap_error, "p_seat_wins": list(self.p_seat_wins),
+                "p_first_player_wins": self.p_first_player_wins,
+                **encode({spot: self.values[spot] for spot in sorted(self.values, key=_order)})}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeatsSolution:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a {FORMAT} solution")
+        game = Game(int(data["players"]), int(data["goal"]), int(data["cap"]))
+        values = decode(data)
+        if game.start() not in values or any(len(v) != game.n for v in values.values()):
+            raise ValueError(f"every start of a turn needs {game.n} values, the game's start among them")
+        return cls(str(data["mode"]), str(data["recycle"]), game, values,
+                   tuple((int(seat), str(rule)) for seat, rule in data["rules"]))
 
     def rolls(self, spot: Spot, state: int, total: int) -> bool:
         """Whether the mover's policy (its rule, for a seat that follows one) rolls at dice state `state` (table
@@ -182,6 +214,37 @@ class SeatsSolution:
             for c, k in enumerate(part.tolist()):
                 top = int(tops[:, k].max())
                 self._decisions[spots[k]] = (tops[:, k], np.packbits(out.rolls[: top + 1, :, c], axis=1))
+
+
+def spot_dict(spot: Spot) -> dict[str, Any]:
+    """A start of a turn as plain data: ``scores`` and ``mover`` (normal game), ``mover``, ``leads`` and ``leaders``
+    (final round), or ``seats``, ``i``, ``best`` and ``leaders`` (a tie-break round)."""
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in spot._asdict().items()}
+
+
+def spot_from(data: dict[str, Any]) -> Spot:
+    """`spot_dict`'s inverse (ValueError for anything else)."""
+    for kind in (Normal, Final, Tie):
+        if set(data) == set(kind._fields):
+            return kind(*(tuple(map(int, data[f])) if isinstance(data[f], list) else int(data[f])
+                          for f in kind._fields))
+    raise ValueError(f"not a start of a turn: {sorted(data)}")
+
+
+def encode(values: dict[Spot, np.ndarray]) -> dict[str, Any]:
+    """Values by start of a turn as plain data: ``{"spots": [{...spot_dict, "p": [P(each seat wins)]}, ...]}``."""
+    return {"spots": [{**spot_dict(spot), "p": v.tolist()} for spot, v in values.items()]}
+
+
+def decode(data: dict[str, Any]) -> dict[Spot, np.ndarray]:
+    """`encode`'s inverse."""
+    return {spot_from({k: v for k, v in item.items() if k != "p"}): np.array(item["p"], dtype=float)
+            for item in data.get("spots", [])}
+
+
+def _order(spot: Spot) -> tuple:
+    """The stored order: the normal game, the final round, tie-breaks, each by its fields."""
+    return ((Normal, Final, Tie).index(type(spot)), spot)
 
 
 def _batch(spot: Spot) -> tuple:
@@ -454,9 +517,21 @@ class SeatsUnit(NamedTuple):
     items: tuple  # sets of seats, `Final` spots, or score tuples
     rules: tuple[tuple[int, str], ...] = ()  # (seat, rule): seats that follow a fixed rule
 
+    def to_dict(self) -> dict[str, Any]:
+        items = [spot_dict(f) for f in self.items] if self.kind == "final" else [list(t) for t in self.items]
+        return {**self._asdict(), "items": items, "rules": [list(r) for r in self.rules]}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeatsUnit:
+        kind = str(data["kind"])
+        items = tuple(spot_from(f) if kind == "final" else tuple(map(int, f)) for f in data["items"])
+        return cls(int(data["n"]), str(data["mode"]), str(data["recycle"]), int(data["goal"]), int(data["cap"]),
+                   kind, items, tuple((int(seat), str(rule)) for seat, rule in data["rules"]))
+
+
+@functools.cache  # (the reachable final rounds and tie-breaks take seconds to find; a job asks at every layer)
 def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL, cap: int = CAP,
-                 split: int = 1, rules: tuple[tuple[int, str], ...] = ()) -> list[list[SeatsUnit]]:
+                 split: int = 1, rules: tuple[tuple[int, str], ...] = ()) -> tuple[tuple[SeatsUnit, ...], ...]:
     """The solve as layers of independent units (each layer needs every earlier one): tie-breaks by the number of
     seats, the final round by mover from the last, the normal game by decreasing total; each of the last two
     layers' work in `split` units. A unit's values are the same bit for bit whatever unit they are solved in."""
@@ -473,7 +548,7 @@ def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", g
     for total in range(n * (goal - 1), -1, -1):
         tuples = [s for s in itertools.product(range(goal), repeat=n) if sum(s) == total]
         layers.append([unit("normal", part, rules) for part in _split(tuples, split)])
-    return [layer for layer in layers if layer]
+    return tuple(tuple(layer) for layer in layers if layer)
 
 
 def _split(items: list, parts: int) -> list[tuple]:

@@ -1,0 +1,81 @@
+"""Any full-game table's solve as layers of plain-data units, for workers that share nothing but messages.
+
+Two players are solution.py's (`game_layers`: the tie-break and final turns, then one layer per score total), more
+players seats.py's (`seats_layers`: tie-breaks by number of seats, the final round by mover, then the normal game by
+total). Either way a unit needs the values of every earlier layer only (``known``, merged from their results), gives
+the same values bit for bit in whatever unit it is solved, and `assemble` refuses a table with a value missing. Units,
+results and ``known`` are JSON-ready (floats round-trip), so a job's durable record and its messages are plain data.
+More than two players are solved to `GOAL` with `CAP` (module names, read when called).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dice import MODES
+from .duel import CAP, GOAL
+from .kernel import kernel_for
+from .seats import FORMAT, SeatsSolution, SeatsUnit, decode, encode, seats_layers, solve_unit
+from .solution import GameSolution, WorkUnit, game_layers, solve_layer
+from .solution import assemble as assemble_two
+from .solution import merge as merge_two
+
+__all__ = ["EXACT_SEATS", "no_table_reason", "layers", "solve", "merge", "assemble", "solution_from"]
+
+# Beyond two players, the (mode, players) whose table is solved exactly as a job (its cost: bench/README.md, three
+# players of the base game about 150 s of CPU and 1.2 GB). Every other count of 3 to 8 players is the reduced model's
+# (many.py), derived from the two-player table.
+EXACT_SEATS = frozenset({("original", 3)})
+
+
+def no_table_reason(mode: str, players: int = 2) -> str | None:
+    """Why no table of `players` players is computed for `mode` (None if one is): two players in every mode of
+    `analysis.MODES`, more in `EXACT_SEATS`."""
+    if mode not in MODES:
+        return f"no such mode: {mode}"
+    if players != 2 and (mode, players) not in EXACT_SEATS:
+        exact = ", ".join(f"{p} players of {m}" for m, p in sorted(EXACT_SEATS))
+        return (f"{players} players of {mode} have no exact table (computed exactly: two players of every mode, and "
+                f"{exact}); GET /v1/tables/{mode}?players={players} serves the reduced model where it was checked")
+    return None
+
+
+def layers(mode: str, recycle: str, players: int, split: int = 1) -> list[list[dict[str, Any]]]:
+    """The solve of the `players`-player table as layers of units (each a dict naming its player count)."""
+    if players == 2:
+        return [[{**u.to_dict(), "players": 2} for u in layer] for layer in game_layers(mode, recycle, split)]
+    return [[{**u.to_dict(), "players": players} for u in layer]
+            for layer in seats_layers(players, mode, recycle, GOAL, CAP, split)]
+
+
+def solve(unit: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
+    """One unit's values, from every earlier layer's (`merge`d)."""
+    if unit["players"] == 2:
+        return solve_layer(WorkUnit.from_dict(unit), known)
+    return encode(solve_unit(SeatsUnit.from_dict(unit), decode(known)))
+
+
+def merge(known: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """Known values plus one unit's result (a new dict)."""
+    if "spots" in result or "spots" in known:
+        return {"spots": [*known.get("spots", []), *result.get("spots", [])]}
+    return merge_two(known, result)
+
+
+def assemble(mode: str, recycle: str, players: int, known: dict[str, Any]) -> GameSolution | SeatsSolution:
+    """The table from every unit's values, merged; ValueError if one is missing."""
+    if players == 2:
+        return assemble_two(mode, recycle, [known])
+    solution = SeatsSolution.from_dict({"format": FORMAT, "mode": mode, "recycle": recycle, "players": players,
+                                        "goal": GOAL, "cap": CAP, "rules": [], **known})
+    game, levels = solution.game, solution.game.levels + kernel_for(mode, recycle).max_delta + 1
+    missing = next((target for spot in solution.values for target in game.outcomes(spot, levels)
+                    if not isinstance(target, int) and target not in solution.values), None)
+    if missing is not None:
+        raise ValueError(f"results are missing some units: no value for {missing}")
+    return solution
+
+
+def solution_from(data: dict[str, Any]) -> GameSolution | SeatsSolution:
+    """A stored table's solution, by its format."""
+    return (SeatsSolution if data.get("players", 2) > 2 else GameSolution).from_dict(data)
