@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from .game import GameSolution
+    from .game import GameSolution, SeatsSolution
     from .game.advice import GameScores
 
 __all__ = ["Objective", "ExpectedBrains", "Reach", "FixedRule", "Win", "parse_objective", "MAX_REACH"]
@@ -124,7 +124,7 @@ class Win:
     full-game `table`."""
 
     scores: GameScores
-    table: GameSolution = field(compare=False, repr=False)
+    table: GameSolution | SeatsSolution = field(compare=False, repr=False)
     name: ClassVar[str] = "win"
 
 

@@ -69,15 +69,20 @@ _ABSENT = object()  # the memo's outcome of a parameter that is not there (opena
 
 
 class RequestUnmarshaller(V31RequestUnmarshaller):
+    """openapi-core's, its memos its own (one per spec read: `api.spec.openapi` keeps one)."""
+
     schema_validators_factory = _factory
-    _memo: dict[tuple, Any] = {}
-    _declared: dict[tuple, list[tuple[str, str, SchemaPath, bool]]] = {}
-    _paths: dict[tuple, PathOperationServer] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._memo: dict[tuple, Any] = {}
+        self._declared: dict[tuple, list[tuple[str, str, SchemaPath, bool]]] = {}
+        self._paths: dict[tuple, PathOperationServer] = {}
 
     def _find_path(self, request: Request) -> PathOperationServer:
         """openapi-core's, memoised by the method and the path's template (Flask's rule, which every routed request
         has): the spec's path and operation for it do not change."""
-        key = (id(self.spec), request.method, request.host_url, request.path_pattern)
+        key = (request.method, request.host_url, request.path_pattern)
         found = self._paths.get(key)
         if found is None:
             found = super()._find_path(request)
@@ -89,7 +94,7 @@ class RequestUnmarshaller(V31RequestUnmarshaller):
     def _get_parameters(self, parameters: RequestParameters, operation: SchemaPath, path: SchemaPath) -> Parameters:
         """openapi-core's, memoised by each parameter and its raw values (module docstring). The operation's list
         of parameters is read from the spec once (`_declared`)."""
-        place = (id(self.spec), operation.parts, path.parts)
+        place = (operation.parts, path.parts)
         declared = self._declared.get(place)
         if declared is None:
             declared = self._declared[place] = _declared(operation, path)

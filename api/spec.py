@@ -65,14 +65,10 @@ CACHE_BUSTER = "_"
 MODES_LIST = re.compile(r"(?m)^(\s*enum: &modes )\[[^\]\n]*\]$")
 
 
+@cache
 def load(path: Path = SPEC_PATH) -> tuple[str, dict[str, Any]]:
     """The spec's text (served as is, its list of modes written from `analysis.MODES`) and its parsed form, read
     once per process."""
-    return _read(path)
-
-
-@cache  # (by the path given: `load()` and `load(SPEC_PATH)` read the file once)
-def _read(path: Path) -> tuple[str, dict[str, Any]]:
     text, found = MODES_LIST.subn(lambda m: f"{m[1]}[{', '.join(MODES)}]", path.read_text(encoding="utf-8"))
     if found != 1:
         raise ValueError(f"{path} should hold one list of modes (enum: &modes [...]), not {found}")
@@ -80,7 +76,7 @@ def _read(path: Path) -> tuple[str, dict[str, Any]]:
 
 
 @cache
-def openapi(path: Path = SPEC_PATH) -> OpenAPI:
+def openapi() -> OpenAPI:
     """The openapi-core validator for the spec (building it checks the spec itself).
 
     openapi-core reads only JSON, HTML and plain text bodies as such; every other media type this
@@ -92,7 +88,7 @@ def openapi(path: Path = SPEC_PATH) -> OpenAPI:
                                                     "image/png": _bytes_as_text},
                     # requests: validation stops at the first faults (api.faults: an invalid request is cheap)
                     request_validator_cls=RequestValidator, request_unmarshaller_cls=RequestUnmarshaller)
-    return OpenAPI.from_dict(load(path)[1], config=config)
+    return OpenAPI.from_dict(load()[1], config=config)
 
 
 def _bytes_as_text(data: bytes | str) -> str:

@@ -50,6 +50,7 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 # Seconds until a table job is likely done on one worker of this 2-core machine (its CPU time: README.md)
 RETRY_AFTER = {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300,
                "direct-to-video-sequel": 900}
+SEATS_RETRY_AFTER = 150  # seconds: the three-player table of the base game on one core (bench/README.md)
 WIN_FIELDS = ("scores", "seat", "final_round")
 
 
@@ -384,8 +385,10 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
         errors.append(FieldError("scores", "required with objective win, seat or final_round (the mover's score, "
                                            "then the other player's)"))
     else:
+        players = len(values["scores"])
+        exact = position is not None and players > 2 and no_table_reason(position.mode, players) is None
         try:
-            game = check_scores(values["scores"], values.get("seat"), values.get("final_round"))
+            game = check_scores(values["scores"], values.get("seat"), values.get("final_round"), exact=exact)
         except PositionError as e:
             errors += e.errors
     if position is not None and game is not None:
@@ -396,7 +399,7 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     if errors or position is None or game is None:
         raise ApiError(422, "impossible request: " + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
 
-    key = table_key(position.mode, position.recycle, 2)
+    key = table_key(position.mode, position.recycle, game.players if game.exact else 2)
     solution, sha256 = _solution_or_503(key)
     try:
         o = odds(position, Win(game, solution))
@@ -408,6 +411,8 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
                       "phase": game.phase, "win_probability": {"value": o.win.turn_start},
                       "table": table_url(key, sha256), "cap_error": solution.cap_error}
     model_error = o.win.model_error
+    if game.exact:  # more than two players, from their own table (analysis/game/advice.py)
+        result["game"].update(players=game.players, model="exact", p_seats=list(o.win.p_seats))
     if model_error is not None:  # 3 to 8 players: the reduced model's duel (analysis/game/advice.py)
         result["game"].update(players=game.players, model="duel-the-leader",
                               duel={"scores": [game.mover, game.other], "seat": game.seat},
@@ -416,7 +421,7 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _solution_or_503(key: Key) -> tuple[GameSolution, str]:
+def _solution_or_503(key: Key) -> tuple[GameSolution | SeatsSolution, str]:
     """The stored table; else its job is started (unless it runs) and the answer is a 503 naming it."""
     loaded = load(key)
     if loaded is not None:
@@ -431,7 +436,7 @@ def _solution_or_503(key: Key) -> tuple[GameSolution, str]:
     loaded = load(key) if job.state == "succeeded" else None
     if loaded is not None:
         return loaded
-    wait = RETRY_AFTER.get(key.mode, 120)
+    wait = RETRY_AFTER.get(key.mode, 120) if key.players == 2 else SEATS_RETRY_AFTER
     raise ApiError(503, f"the win-probability table of {key.mode}, {key.variant} is being computed (job {job.state}, "
                         f"{job.done} of {job.total} steps done); ask again in {wait} s",
                    headers={"Retry-After": str(wait)}, extensions={"job": job_url(job)})

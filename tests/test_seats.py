@@ -12,6 +12,7 @@ import random
 import numpy as np
 import pytest
 
+from analysis.game.kernel import kernel_for
 from analysis.game.many import play_many
 from analysis.game.rules import rule_win_probability
 from analysis.game.seats import (
@@ -24,7 +25,9 @@ from analysis.game.seats import (
     seats_layers,
     solve_seats,
     solve_unit,
+    spot_for,
 )
+from analysis.table import table_for
 
 from .games import solved_game
 
@@ -162,3 +165,33 @@ def test_a_larger_cap_moves_no_value_by_more_than_the_chance_of_scoring_past_the
     larger = solve_seats(3, goal=5, cap=20)
     diff = max(np.abs(three.values[s] - larger.values[s]).max() for s in three.values if s in larger.values)
     assert 0 < diff < 2 * solved_game("original", "before-draw").final[14]
+
+
+def test_scores_name_one_start_of_a_turn():
+    """Nobody at the goal: the normal game; the mover below it and someone at it: the final round; the mover at it: a
+    tie-break round among the seats at its score or more (those after it not played yet)."""
+    game = Game(3, goal=5, cap=14)
+    assert spot_for(game, (2, 3, 1), 1) == Normal((2, 3, 1), 1)
+    assert spot_for(game, (7, 3, 4), 1) == Final(1, (4, 3), (0,))
+    assert spot_for(game, (6, 6, 2), 2) == Final(2, (4,), (0, 1))
+    assert spot_for(game, (5, 5, 5), 0) == Tie((0, 1, 2), 0, 0, ())
+    assert spot_for(game, (7, 5, 5), 1) == Tie((0, 1, 2), 1, 2, (0,))
+    assert spot_for(game, (6, 3, 5), 2) == Tie((0, 2), 1, 1, (0,))
+    for scores, mover in [((5, 3, 6), 0), ((5, 3, 1), 0), ((6, 2, 7), 1), ((6, 2, 1), 0), ((30, 2, 1), 1)]:
+        with pytest.raises(ValueError):
+            spot_for(game, scores, mover)
+
+
+def test_a_decision_mid_turn_is_the_solve_s(three):
+    """`decision` sweeps one spot's column: its roll at the start of a turn is the spot's value, and its decisions are
+    those the batched sweep of `rolls` made."""
+    table, kernel = table_for("original", "before-draw"), kernel_for("original", "before-draw")
+    for spot in [Normal((2, 3, 1), 1), Final(2, (3,), (0,)), Tie((0, 2), 1, 2, (0,))]:
+        mover = three.game.mover(spot)
+        start = three.decision(spot, table.start, 0)
+        assert start.action == "roll" and start.p_win_roll == pytest.approx(three.values[spot][mover], abs=1e-12)
+        for state in range(0, len(table.states), 97):
+            for total in (1, 3, 6):
+                if state != table.start and total >= kernel.least[kernel.where[state]]:
+                    d = three.decision(spot, state, total)
+                    assert (d.action == "roll") == three.rolls(spot, state, total) or d.action == "tie"

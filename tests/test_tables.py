@@ -280,6 +280,22 @@ def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_st
     assert {(t["players"], t["mode"]) for t in client.get("/v1/tables").get_json()["tables"]} == {(3, "original")}
     assert client.post("/v1/tables/original/jobs", json={"players": 3}).status_code == 200  # stored: not again
     assert Store(empty_store).writes(key) == 1
+    # /v1/odds with three scores (the mover's, then those of the seats after it) decides from this table
+    answer = client.get(f"/v1/odds?{WORKED}&scores=2,3,1&seat=2").get_json()
+    position = Position(footprints=("green", "red"), brains=("green",), shotguns=("red",))
+    spot = Normal((1, 2, 3), 1)
+    d = expected.decision(spot, table_for("original", "before-draw").index[position.state], position.score)
+    assert answer["decision"]["action"] == d.action
+    assert answer["decision"]["roll"]["value"] == pytest.approx(d.p_win_roll, abs=1e-15)
+    assert answer["decision"]["stop"]["value"] == pytest.approx(d.p_win_stop, abs=1e-15)
+    game = answer["game"]
+    assert (game["model"], game["players"], game["phase"], game["seat"]) == ("exact", 3, "normal", 2)
+    assert game["p_seats"] == expected.values[spot].tolist() and game["win_probability"]["value"] == game["p_seats"][1]
+    start = client.get("/v1/odds?scores=0,0,0&seat=1").get_json()
+    assert start["decision"]["roll"]["value"] == pytest.approx(table["p_seat_wins"][0], abs=1e-15)
+    assert start["game"]["phase"] == "normal"
+    bad = client.get("/v1/odds?scores=2,3,1&seat=4")
+    assert bad.status_code == 422 and bad.get_json()["errors"][0]["field"] == "seat"
 
 
 @pytest.fixture
@@ -407,9 +423,9 @@ def test_impossible_games_are_422_naming_the_field(client: FlaskClient, body: di
     assert [e["field"] for e in r.get_json()["errors"]] == fields
 
 
-@pytest.mark.parametrize("scores, seat, duel, phase", [([5, 9, 3], 1, ((5, 9), 1), "normal"),
+@pytest.mark.parametrize("scores, seat, duel, phase", [([5, 9, 3, 0], 1, ((5, 9), 1), "normal"),
                                                       ([5, 2, 9, 7], 4, ((5, 9), 2), "normal"),
-                                                      ([10, 14, 3], 2, ((10, 14), 2), "beat"),
+                                                      ([10, 3, 2, 14], 2, ((10, 14), 2), "beat"),
                                                       ([14, 14, 9, 14, 2], 3, ((14, 14), 1), "tiebreak")])
 def test_more_players_decide_by_the_duel_with_the_leader(client: FlaskClient, solution: GameSolution, scores: list[int],
                                                          seat: int, duel: tuple, phase: str) -> None:

@@ -42,7 +42,7 @@ from .tasks import (
     table_key,
 )
 
-__all__ = ["NotHere", "embedded_modes",
+__all__ = ["NotHere", "embedded_tables",
            "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
            "no_table_reason"]
 
@@ -160,34 +160,40 @@ def status(key: Key) -> TableJob | None:
 # -- submitting -------------------------------------------------------------------------------------
 class NotHere(RuntimeError):
     """This server computes the table only on Celery workers: embedded, it would take gigabytes of the
-    server's own memory (`embedded_modes`)."""
+    server's own memory (`embedded_tables`)."""
 
 
-def embedded_modes() -> tuple[str, ...]:
-    """The modes a server without `REDIS_URL` computes in a thread of its own process:
-    `ZOMBIE_ODDS_EMBEDDED_TABLES` (comma-separated), by default the base game only. A Double Feature
-    table needs 2 to 3.4 GiB while it is computed (tasks.py), which every server process asked for
-    it would hold at once; workers, or ``zombie-odds tables build`` sharing the store, compute it."""
-    names = os.environ.get("ZOMBIE_ODDS_EMBEDDED_TABLES", "original")
-    return tuple(m.strip() for m in names.split(",") if m.strip())
+def embedded_tables() -> frozenset[tuple[str, int]]:
+    """The tables (mode, players) a server without `REDIS_URL` computes in a thread of its own process:
+    `ZOMBIE_ODDS_EMBEDDED_TABLES`, comma-separated, each a mode (its two-player table) or ``mode:players``; by
+    default the base game's two-player table and its three-player one (about 150 s and 1.2 GB). A Double Feature
+    table needs 2 to 3.4 GiB while it is computed (tasks.py), which every server process asked for it would hold at
+    once; workers, or ``zombie-odds tables build`` sharing the store, compute it."""
+    names = os.environ.get("ZOMBIE_ODDS_EMBEDDED_TABLES", "original,original:3")
+    out = set()
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        mode, _, players = name.partition(":")
+        out.add((mode, int(players) if players.isdigit() else 2))
+    return frozenset(out)
 
 
 def submit(mode: str, variant: str = "before-draw", players: int = 2, server: bool = False) -> TableJob:
     """Start computing a table unless it is stored or its job runs; its job either way. A `server`
-    without Redis refuses (`NotHere`) a mode outside `embedded_modes` that is not stored already."""
+    without Redis refuses (`NotHere`) a table outside `embedded_tables` that is not stored already."""
     reason = no_table_reason(mode, players)
     if reason is not None:
         raise ValueError(reason)
     key = table_key(mode, variant, players)
     if not embedded():
         return _submit_to_workers(key)
-    if server and mode not in embedded_modes():
+    if server and (mode, players) not in embedded_tables():
         job = status(key)
         if job is not None and job.state != "failed":
             return job
-        raise NotHere(f"this server computes the {mode} table only on Celery workers (REDIS_URL), or with "
-                      f"`zombie-odds tables build --mode {mode}` on its store: it takes gigabytes of memory "
-                      "(ZOMBIE_ODDS_EMBEDDED_TABLES lists the modes computed in the server's own process)")
+        raise NotHere(f"this server computes the {players}-player {mode} table only on Celery workers (REDIS_URL), "
+                      f"or with `zombie-odds tables build --mode {mode} --players {players}` on its store: it takes "
+                      "gigabytes of memory or minutes (ZOMBIE_ODDS_EMBEDDED_TABLES lists the tables computed in the "
+                      "server's own process)")
     return _submit_here(key)
 
 

@@ -8,11 +8,14 @@
   (rules.py).
 * Any number of players, each maximising its own probability of winning, solved exactly (the same cap):
   `solve_seats` -> `SeatsSolution` (seats.py; two players give duel.py's values), `SeatsPolicy` to play it.
+* Every table's solve as plain-data units for workers, whatever its player count, and which tables are computed:
+  `units` (units.py).
 * Three to eight players: a reduced model ("duel the leader") checked against whole games played
   with physical dice: `ReducedPolicy`, `check_reduced_model` (many.py).
 * Whole two-player games with physical dice, for Monte Carlo checks: `play_duel`, `policy_table`.
 """
 
+from . import units
 from .duel import CAP, GOAL
 from .many import (
                    Calibration,
@@ -58,4 +61,5 @@ __all__ = [
     "solve_game",
     "solve_layer",
     "solve_seats",
+    "units",
 ]

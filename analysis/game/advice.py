@@ -7,7 +7,11 @@ uses it) and the turn total is the position's score (brains noted plus the brain
 what `GameSolution.decision` takes. `check_scores` refuses a game situation that cannot be the start
 of a turn, naming each field at fault (`scores`, `seat`, `final_round`).
 
-Three to eight players are answered by the reduced model of many.py ("duel the leader", as
+Three players of the base game are answered exactly from their own table (`SeatsSolution`, seats.py): the scores,
+read in seat order, name one start of a turn (`seats.spot_for`: the normal game, the final round or a tie-break
+round), and the decision is that turn's, every player maximising its own chance of winning.
+
+Other counts of three to eight players are answered by the reduced model of many.py ("duel the leader", as
 `ReducedPolicy` plays): the mover at ``m`` against the best score ``L`` of the others, as seat 2 of
 the duel if it closes the round (its seat is the last) or in the final round (it must beat ``L``),
 as seat 1 otherwise, or opening a tie-break round when ``m = L`` at the goal or more. The decision and
@@ -32,6 +36,7 @@ from ..table import table_for
 from .duel import GOAL, certain_tops, phase, stop_values
 from .kernel import kernel_for
 from .many import MEASURED, MeasuredError, reduced_win_probability
+from .seats import Final, Game, Normal, SeatsSolution, Spot, Tie, spot_for
 from .solution import GameDecision, GameSolution
 
 __all__ = ["GameScores", "WinAdvice", "check_scores", "reduced_model_error", "win_advice"]
@@ -43,7 +48,8 @@ class GameScores:
     first in a round). ``phase`` is duel.phase's: ``normal``, ``beat`` or ``tiebreak``.
 
     With 3 to 8 `players`, ``other`` and ``seat`` are those of the reduced model's duel (``other``
-    the best score of the others); `scores` and `player_seat` are the game's as given."""
+    the best score of the others); `scores` and `player_seat` are the game's as given. Answered `exact`ly (a table of
+    their own), ``phase`` is ``normal``, ``final`` (the final round) or ``tiebreak``."""
 
     mover: int
     other: int
@@ -52,6 +58,7 @@ class GameScores:
     players: int = 2
     scores: tuple[int, ...] = ()
     player_seat: int = 0
+    exact: bool = False
 
     @property
     def final_round(self) -> bool:
@@ -71,11 +78,13 @@ class WinAdvice:
     cost: float | None
     turn_start: float  # P(the mover wins) from the start of this turn
     model_error: MeasuredError | None = None  # 3 to 8 players: the reduced model's, measured against simulation
+    p_seats: tuple[float, ...] = ()  # answered exactly: P(each seat wins) from the start of this turn, in seat order
 
 
 def check_scores(scores: list[int], seat: int | None, final_round: bool | None = None,
-                 goal: int = GOAL) -> GameScores:
-    """The game situation named by the request's fields, or a PositionError naming each fault."""
+                 goal: int = GOAL, exact: bool = False) -> GameScores:
+    """The game situation named by the request's fields, or a PositionError naming each fault; `exact` for more
+    than two players answered from their own table."""
     errors = []
     n = len(scores)
     if not 2 <= n <= 8:
@@ -88,6 +97,11 @@ def check_scores(scores: list[int], seat: int | None, final_round: bool | None =
         errors.append(FieldError("seat", f"seat {seat}: {n} players sit in seats 1 to {n}"))
     if errors:
         raise PositionError(errors)
+    if exact and n > 2:
+        spot = _spot(Game(n, goal), tuple(scores), seat)
+        game = GameScores(scores[0], max(scores[1:]), seat, PHASES[type(spot)], n, tuple(scores), seat, True)
+        _check_final_round(game, final_round, goal)
+        return game
     if n == 2:
         mover, other = scores
         duel_seat = seat
@@ -100,12 +114,30 @@ def check_scores(scores: list[int], seat: int | None, final_round: bool | None =
         why = _over(goal, seat, mover, other) if n == 2 else _over_many(goal, mover, other)
         raise PositionError([FieldError("scores", why)]) from None
     game = GameScores(mover, other, duel_seat, kind, n, tuple(scores), seat)
+    _check_final_round(game, final_round, goal)
+    return game
+
+
+def _check_final_round(game: GameScores, final_round: bool | None, goal: int) -> None:
     if final_round is not None and final_round != game.final_round:
         reason = (f"true, but nobody has {goal} brains: the final round starts when a player ends a turn with "
                   f"{goal} or more" if final_round else
                   f"false, but a player has {goal} brains or more: the final round is on")
         raise PositionError([FieldError("final_round", reason)])
-    return game
+
+
+PHASES = {Normal: "normal", Final: "final", Tie: "tiebreak"}
+
+
+def _spot(game: Game, scores: tuple[int, ...], seat: int) -> Spot:
+    """The start of a turn named by `scores` (the mover's first, then the others' in the order they play after it)
+    and the mover's `seat` (from 1), or a PositionError naming ``scores``."""
+    n = game.n
+    in_seats = tuple(scores[(q - seat + 1) % n] for q in range(n))
+    try:
+        return spot_for(game, in_seats, seat - 1)
+    except ValueError as e:
+        raise PositionError([FieldError("scores", f"{list(scores)} with the mover in seat {seat}: {e}")]) from None
 
 
 def _duel_seat(goal: int, last: bool, mover: int, leader: int) -> int:
@@ -132,7 +164,7 @@ def _over(goal: int, seat: int, mover: int, other: int) -> str:
             "not seat 1")
 
 
-def win_advice(solution: GameSolution, position: Position, scores: GameScores) -> WinAdvice:
+def win_advice(solution: GameSolution | SeatsSolution, position: Position, scores: GameScores) -> WinAdvice:
     """The decision at `position` in the game `scores`, by probability of winning."""
     if (position.mode, position.recycle) != (solution.mode, solution.recycle):
         raise ValueError(f"the solution is for {solution.mode}, {solution.recycle}, not {position.mode}, "
@@ -141,6 +173,8 @@ def win_advice(solution: GameSolution, position: Position, scores: GameScores) -
     if position.state not in table.index:
         raise PositionError([FieldError("footprints", "no sequence of rolls leaves the dice like this in mode "
                                                       f"{position.mode}")])
+    if isinstance(solution, SeatsSolution):
+        return _seats_advice(solution, position, scores, table.index[position.state])
     model_error = reduced_model_error(position, scores)
     i, total = table.index[position.state], position.score
     game = (scores.seat, scores.mover, scores.other)
@@ -154,10 +188,23 @@ def win_advice(solution: GameSolution, position: Position, scores: GameScores) -
     return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost, start, model_error)
 
 
+def _seats_advice(solution: SeatsSolution, position: Position, scores: GameScores, i: int) -> WinAdvice:
+    """The decision from the exact table of more than two players (module docstring)."""
+    spot = _spot(solution.game, scores.scores, scores.player_seat)
+    if spot not in solution.values:
+        raise PositionError([FieldError("scores", f"{list(scores.scores)} with the mover in seat "
+                                                  f"{scores.player_seat}: no game of the table reaches it")])
+    d = solution.decision(spot, i, position.score)
+    cost = None if position.turn_start else abs(d.p_win_roll - d.p_win_stop)
+    p_seats = tuple(float(v) for v in solution.values[spot])
+    return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost, p_seats[scores.player_seat - 1],
+                     p_seats=p_seats)
+
+
 def reduced_model_error(position: Position, scores: GameScores) -> MeasuredError | None:
     """The reduced model's error measured against simulation, for a game of 3 to 8 players (None for two); a
     PositionError naming ``scores`` where it was not measured (the model is not served there)."""
-    if scores.players == 2:
+    if scores.players == 2 or scores.exact:
         return None
     error = MEASURED.get((position.mode, position.recycle, scores.players))
     if error is None:

@@ -48,16 +48,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .duel import CAP, GOAL, solve_tiebreak
-from .kernel import Kernel, kernel_for, sweep
+from .kernel import Kernel, Sweep, kernel_for, sweep
 from .rules import Rule, parse_rule
+from .solution import GameDecision
 
-__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "SeatsPolicy", "SeatsUnit", "seats_layers",
-           "solve_unit", "solve_seats", "RESIDUAL_TOL"]
+__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "spot_for", "SeatsPolicy", "SeatsUnit",
+           "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL"]
 
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
 CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
 MAX_ITERATIONS = 200
 FORMAT = "zombie-odds/seats/1"
+TURNS_KEPT = 8  # `SeatsSolution.decision`'s sweeps kept (about 20 MB each in the base game)
 SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns)
 
 
@@ -147,6 +149,7 @@ class SeatsSolution:
     values: dict[Spot, np.ndarray] = field(repr=False)
     rules: tuple[tuple[int, str], ...] = ()  # (seat, rule): seats that follow a fixed rule
     _decisions: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _turns: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # `decision`'s sweeps
 
     @functools.cached_property
     def cap_error(self) -> float:
@@ -201,6 +204,32 @@ class SeatsSolution:
         block = int(np.searchsorted([b.hi for b in kernel.blocks], i, side="right"))
         return bool(total <= tops[block] and np.unpackbits(bits[total], count=kernel.n)[i])
 
+    def decision(self, spot: Spot, state: int, total: int) -> GameDecision:
+        """The mover's best action at dice state `state` (table index) with `total` brains this turn, and the mover's
+        P(win) of rolling and of stopping (the first roll of a turn is compulsory). One sweep of the spot's column,
+        every dice state up to at least `total`, kept for the next questions about the spot."""
+        kernel = kernel_for(self.mode, self.recycle)
+        out, stop = self._turn(spot, total)
+        roll, here = float(out.roll[total, int(kernel.where[state]), 0]), float(stop[total])
+        if state == kernel.table.start or roll > here:
+            return GameDecision("roll", roll, here)
+        return GameDecision("stop" if roll < here else "tie", roll, here)
+
+    def _turn(self, spot: Spot, level: int) -> tuple[Sweep, np.ndarray]:
+        hit = self._turns.get(spot)
+        if hit is None or hit[0].roll.shape[0] <= level:
+            solver = _Solver(kernel_for(self.mode, self.recycle), self.game, self.rules)
+            solver.values = self.values
+            stop = solver.table(spot)[:, self.game.mover(spot)]
+            tops = np.maximum(_tops(solver.kernel, stop[:, None]), level)
+            needed = int(tops.max()) + 1 + solver.kernel.max_delta  # past `levels` every outcome is the last one
+            stop = np.concatenate([stop, np.full(max(0, needed - len(stop)), stop[-1])])
+            hit = (sweep(solver.kernel, stop[:, None], tops, full=True), stop)
+            if len(self._turns) >= TURNS_KEPT:
+                self._turns.clear()
+            self._turns[spot] = hit
+        return hit
+
     def _decide(self, spot: Spot) -> None:
         key = _batch(spot)
         spots = [s for s in self.values if _batch(s) == key]
@@ -214,6 +243,43 @@ class SeatsSolution:
             for c, k in enumerate(part.tolist()):
                 top = int(tops[:, k].max())
                 self._decisions[spots[k]] = (tops[:, k], np.packbits(out.rolls[: top + 1, :, c], axis=1))
+
+
+def spot_for(game: Game, scores: tuple[int, ...], mover: int) -> Spot:
+    """The start of a turn of seat `mover` when the seats' scores are `scores` (seat order, from 0); ValueError saying
+    why if no game reaches it.
+
+    Nobody at the goal: the normal game. Someone at the goal and the mover below it: the final round (the seats before
+    the mover have played since someone reached the goal; a seat still to play is below it). The mover at the goal or
+    more: a tie-break round, among the seats at the mover's score or more (those still to play, and those who scored
+    nothing this round, are at the score the round started from; those who scored are above it)."""
+    n, goal = game.n, game.goal
+    if len(scores) != n or not 0 <= mover < n or min(scores) < 0:
+        raise ValueError(f"{n} scores of 0 or more and a mover among the {n} seats")
+    top = max(scores)
+    if top < goal:
+        return Normal(tuple(scores), mover)
+    mine = scores[mover]
+    if mine < goal:
+        if any(s >= goal for s in scores[mover:]):
+            raise ValueError("a seat still to play this round has reached the goal: the round would have ended")
+        spot: Spot | int = game._final(mover, tuple(top - s for s in scores[mover:]),
+                                       tuple(q for q in range(n) if scores[q] == top))
+        if not isinstance(spot, Final) or spot.mover != mover:
+            raise ValueError(f"the mover is more than {game.cap} brains behind: the table counts it out (its chance of "
+                             f"winning is below the cap's bound)")
+        return spot
+    seats = tuple(q for q in range(n) if scores[q] >= mine)
+    if len(seats) < 2 or any(scores[q] > mine for q in seats if q > mover):
+        raise ValueError("no tie-break round: a tie-break is among two or more seats level at the goal or more, those "
+                         "after the mover not played yet")
+    i = seats.index(mover)
+    totals = [scores[q] - mine for q in seats[:i]]
+    best = max(totals, default=0)
+    spot = Tie(seats, i, best, tuple(q for q, t in zip(seats, totals) if t == best) if i else ())
+    if best > game.cap:
+        raise ValueError(f"the mover must beat a tie-break total over {game.cap}: the table counts it out")
+    return spot
 
 
 def spot_dict(spot: Spot) -> dict[str, Any]:
