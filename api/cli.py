@@ -279,7 +279,7 @@ def build(mode: str, variant: str, players: int) -> None:
         with click.progressbar(length=job.total, label=f"{mode}, {variant}, {players} players") as bar:
             bar.update(job.done)
             while job is not None and job.active:
-                time.sleep(0.2)
+                time.sleep(1)  # a job's status reads its durable record, which holds every value known so far
                 job = status(job.key)
                 if job is not None:
                     bar.update(job.done - bar.pos)
