@@ -12,11 +12,13 @@ import io
 import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 
+from .game.seats import Normal, SeatsSolution
 from .game.solution import GameSolution
 
-__all__ = ["win_heatmap", "roll_stop_regions", "FORMATS"]
+__all__ = ["win_heatmap", "seats_heatmap", "roll_stop_regions", "FORMATS"]
 
 FORMATS = ("png", "svg")
 # SVG ids are random unless salted; the date is left out: the same solution, the same bytes
@@ -57,6 +59,51 @@ def win_heatmap(solution: GameSolution, fmt: str = "png") -> bytes:
         bar.ax.axhline(0.5, color="black", linewidth=1.5)
         fig.suptitle(f"Zombie Dice, two players ({solution.mode}, recycle {solution.recycle}): win probability "
                      f"at the start of a turn, in %. First player wins {solution.p_first_player_wins:.2%} from 0-0.")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, metadata=_METADATA[fmt])
+    return buffer.getvalue()
+
+
+def seats_heatmap(solution: SeatsSolution, fmt: str = "png") -> bytes:
+    """P(the player to move wins) at the start of a turn of the normal game, for more than two players: small
+    multiples, one panel per seat to move; rows are the mover's score, columns the best score of the others, and a
+    cell is the mean over the starts of a turn with those two (the other players' scores below the best, uniformly).
+    Each cell shows the percentage; white and the black line are the fair share (1 / players). `fmt` is ``png`` or
+    ``svg``."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+    n, g = solution.game.n, solution.game.goal
+    total, count = np.zeros((n, g, g)), np.zeros((n, g, g))
+    for spot, p in solution.values.items():
+        if isinstance(spot, Normal):
+            m, scores = spot.mover, spot.scores
+            best = max(s for q, s in enumerate(scores) if q != m)
+            total[m, scores[m], best] += p[m]
+            count[m, scores[m], best] += 1
+    mean = total / count
+    fair = TwoSlopeNorm(1 / n, 0, 1)  # white at the fair share: red below it, blue above
+    with matplotlib.rc_context(_REPRODUCIBLE):
+        fig = Figure(figsize=(6.5 * n, 6.4), dpi=100)
+        FigureCanvasAgg(fig)
+        fig.subplots_adjust(left=0.04, right=0.9, bottom=0.09, top=0.87, wspace=0.18)
+        for seat, ax in enumerate(fig.subplots(1, n)):
+            w = mean[seat]
+            image = ax.imshow(w, origin="lower", cmap="RdBu", norm=fair, interpolation="nearest")
+            ax.contour(np.arange(g), np.arange(g), w, levels=[1 / n], colors="black", linewidths=1.5)
+            for a in range(g):
+                for b in range(g):
+                    ax.text(b, a, f"{100 * w[a, b]:.0f}", ha="center", va="center", fontsize=6,
+                            color="white" if w[a, b] > 0.8 or w[a, b] < 0.08 else "black")
+            ax.set_title(f"Seat {seat + 1} to move")
+            ax.set_xlabel("Best score of the others")
+            ax.set_ylabel("Score of the player to move")
+            ax.set_xticks(range(g))
+            ax.set_yticks(range(g))
+        bar = fig.colorbar(image, cax=fig.add_axes((0.92, 0.12, 0.01, 0.72)), label="P(the player to move wins)")
+        bar.ax.axhline(1 / n, color="black", linewidth=1.5)
+        wins = ", ".join(f"{p:.1%}" for p in solution.p_seat_wins)
+        fig.suptitle(f"Zombie Dice, {n} players ({solution.mode}, recycle {solution.recycle}): win probability at the "
+                     f"start of a turn, in %, the others below the best averaged. From 0-0-0 the seats win {wins}.")
         buffer = io.BytesIO()
         fig.savefig(buffer, format=fmt, metadata=_METADATA[fmt])
     return buffer.getvalue()

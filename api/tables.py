@@ -245,13 +245,14 @@ _pictures: dict[tuple[str, str, str], bytes] = {}
 _pictures_lock = threading.Lock()
 
 
-def _picture(key: Key, solution: GameSolution, sha256: str, fmt: str) -> bytes:
+def _picture(key: Key, solution: GameSolution | SeatsSolution, sha256: str, fmt: str) -> bytes:
     """The heatmap, drawn once per table version and format (drawing takes about a second)."""
-    from analysis.charts import win_heatmap  # matplotlib loads in about a second: only when first drawn
+    from analysis.charts import seats_heatmap, win_heatmap  # matplotlib loads in about a second: when first drawn
 
+    draw = seats_heatmap if isinstance(solution, SeatsSolution) else win_heatmap
     with _pictures_lock:
         if (key.name, sha256, fmt) not in _pictures:
-            _pictures[(key.name, sha256, fmt)] = win_heatmap(solution, fmt)
+            _pictures[(key.name, sha256, fmt)] = draw(solution, fmt)
         return _pictures[(key.name, sha256, fmt)]
 
 
@@ -331,9 +332,6 @@ def get_table(mode: str) -> Response:
 
 
 def _heatmap(mode: str, fmt: str, mimetype: str) -> Response:
-    if int(g.params["players"]) != 2:
-        raise ApiError(422, "players: the heatmap is of the two-player table", [FieldError(
-            "players", "the heatmap is of the two-player table (both scores on its axes): ask players 2")])
     key = _key(mode, g.params["variant"], g.params["players"])
     solution, sha256 = _solution(key, g.params.get("version"))
     response = Response(_picture(key, solution, sha256, fmt), mimetype=mimetype)

@@ -115,6 +115,13 @@ def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def embedded_tables() -> None:
+    """A server computes the base game's two-player table itself, not the three-player one (minutes of CPU): a request
+    that would start it is refused (a 422 naming the mode), but in the test that follows that job (test_tables.py)."""
+    os.environ["ZOMBIE_ODDS_EMBEDDED_TABLES"] = "original"
+
+
 @pytest.fixture(autouse=True)
 def no_builder_left() -> Iterator[None]:
     """A background builder a test started (a server's start or a request that missed a solution starts one; it goes

@@ -34,8 +34,8 @@ Full-game tables: the run has a store of its own holding the base game's two-pla
 recycling variants, solved once per session: tests/test_game.py solves them too), so tables,
 heatmaps, jobs and `/v1/odds` with `scores` are all answered from it and no request starts a
 computation of tens of seconds in a background thread (filters would not stop the coverage phase's
-requests); the three-player table, minutes of CPU, is left to workers (a 422 naming the mode). tests/test_tables.py
-follows such jobs to their end.
+requests); the three-player table, minutes of CPU, is left to workers (a 422 naming the mode: tests/conftest.py).
+tests/test_tables.py follows such jobs to their end.
 """
 
 from __future__ import annotations
@@ -138,7 +138,6 @@ def table_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOMBIE_ODDS_STORE", str(root))
         mp.setenv("ZOMBIE_ODDS_REPORT_RULES", "")  # a POST /v1/reports renders a report without rule games
-        mp.setenv("ZOMBIE_ODDS_EMBEDDED_TABLES", "original")  # three players' table (minutes): a 422 here
         yield
 
 

@@ -135,7 +135,7 @@ def test_a_table_not_computed_is_a_404_that_says_how_to_compute_it(client: Flask
 
 
 @pytest.mark.parametrize("path", ["/v1/tables/original/heatmap.png?players=8",
-                                  "/v1/tables/original/heatmap.svg?players=3",
+                                  "/v1/tables/original/heatmap.svg?players=4",
                                   "/v1/tables/direct-to-video-sequel?players=3&variant=draw-then-recycle",
                                   "/v1/tables/direct-to-video-sequel?players=5"])
 def test_more_players_have_no_job_nor_picture_nor_unchecked_table(client: FlaskClient, path: str) -> None:
@@ -248,6 +248,7 @@ def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_st
     for the real one, which takes minutes (tests/test_units.py: its units are the solve's bit for bit)."""
     monkeypatch.setattr(units, "GOAL", 5)
     monkeypatch.setattr(units, "CAP", 14)
+    monkeypatch.setenv("ZOMBIE_ODDS_EMBEDDED_TABLES", "original,original:3")
     key = table_key("original", "before-draw", 3)
     first = client.post("/v1/tables/original/jobs", json={"players": 3})
     assert first.status_code == 202 and first.headers["Location"] == f"/v1/jobs/{job_id(key)}"
@@ -278,6 +279,10 @@ def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_st
     assert float(rows["p_seat_wins.2"]) == table["p_seat_wins"][1] and float(rows["normal.4-0-3.2.3"]) == late["p"][2]
     assert client.get(table["url"]).headers["Cache-Control"] == "public, max-age=31536000, immutable"
     assert {(t["players"], t["mode"]) for t in client.get("/v1/tables").get_json()["tables"]} == {(3, "original")}
+    svg = client.get("/v1/tables/original/heatmap.svg?players=3")
+    assert svg.status_code == 200 and svg.headers["ETag"] == f'"{job["sha256"]}-svg"'
+    text = svg.get_data(as_text=True)
+    assert all(f"Seat {q} to move" in text for q in (1, 2, 3)) and "Best score of the others" in text
     assert client.post("/v1/tables/original/jobs", json={"players": 3}).status_code == 200  # stored: not again
     assert Store(empty_store).writes(key) == 1
     # /v1/odds with three scores (the mover's, then those of the seats after it) decides from this table
