@@ -357,21 +357,24 @@ def test_a_worker_has_glibc_give_freed_memory_back(monkeypatch: pytest.MonkeyPat
     assert called == [True]
 
 
+class FakeWorker:
+    """What `recycle_when_large`'s hook reads and sets of a gunicorn worker."""
+
+    alive, pid = True, 1
+
+    class log:  # noqa: N801 - gunicorn's worker.log
+        @staticmethod
+        def info(*args: Any) -> None:
+            pass
+
+
 def test_a_worker_running_an_answer_job_is_not_recycled_until_it_ends() -> None:
     """Recycling a worker for its memory while an answer's job runs would kill the job (to start again, as large,
     when the question is asked again): the first request after the job ends recycles it."""
+    from concurrent.futures import Future
+
     import api.answers
     from api.serving import recycle_when_large
-
-    class FakeWorker:
-        alive, pid = True, 1
-
-        class log:  # noqa: N801 - gunicorn's worker.log
-            @staticmethod
-            def info(*args: Any) -> None:
-                pass
-
-    from concurrent.futures import Future
 
     hook, worker = recycle_when_large(0), FakeWorker()
     api.answers._running["job"] = Future()  # (as `api.answers._start` keeps a job while it runs)
@@ -380,5 +383,27 @@ def test_a_worker_running_an_answer_job_is_not_recycled_until_it_ends() -> None:
         assert worker.alive and api.answers.running() == 1
     finally:
         api.answers._running.pop("job")
+    hook(worker, None, {}, None)
+    assert not worker.alive
+
+
+def test_a_worker_running_a_table_job_is_not_recycled_until_it_ends() -> None:
+    """So is a table's (or a report's) job of the embedded default, a thread of the worker (three players' table:
+    minutes and 1.4 GB)."""
+    import threading
+
+    from api.serving import recycle_when_large
+    from workers import jobs
+
+    hook, worker, release = recycle_when_large(0), FakeWorker(), threading.Event()
+    jobs._threads["job"] = thread = threading.Thread(target=release.wait)  # (as `jobs.start` keeps a job's thread)
+    thread.start()
+    try:
+        hook(worker, None, {}, None)
+        assert worker.alive and jobs.running() == 1
+    finally:
+        release.set()
+        thread.join()
+        jobs._threads.pop("job")
     hook(worker, None, {}, None)
     assert not worker.alive

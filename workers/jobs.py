@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .store import Store, held, store, try_lock
 
-__all__ = ["lock_path", "runs", "start", "join", "exclusive", "serialised"]
+__all__ = ["lock_path", "runs", "start", "running", "join", "exclusive", "serialised"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,11 @@ def start(job: str, work: Callable[[], object]) -> bool:
     thread = _threads[job] = threading.Thread(target=run, name=f"job {job}", daemon=True)
     thread.start()
     return True
+
+
+def running() -> int:
+    """How many jobs this process runs now."""
+    return sum(thread.is_alive() for thread in list(_threads.values()))
 
 
 def join(job: str, timeout: float | None = None) -> None:
