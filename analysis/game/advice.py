@@ -221,4 +221,4 @@ def _roll_once(solution: GameSolution, game: tuple[int, int, int], i: int, total
     gain = sum(float(m[i].sum()) * (stop[total + d] - stop[0]) for d, m in table.matrices.items() if m.nnz)
     roll = float(stop[0] + gain / (1 - table.self_loop_f[i]))
     here = float(stop[total])
-    return GameDecision("roll" if roll > here else "stop" if roll < here else "tie", roll, here)
+    return GameDecision.of(roll, here)

@@ -184,8 +184,11 @@ class SeatsSolution:
         values = decode(data)
         if game.start() not in values or any(len(v) != game.n for v in values.values()):
             raise ValueError(f"every start of a turn needs {game.n} values, the game's start among them")
-        return cls(str(data["mode"]), str(data["recycle"]), game, values,
-                   tuple((int(seat), str(rule)) for seat, rule in data["rules"]))
+        solution = cls(str(data["mode"]), str(data["recycle"]), game, values,
+                       tuple((int(seat), str(rule)) for seat, rule in data["rules"]))
+        if "cap_error" in data:  # stored: no sweep to compute it again (where `cached_property` keeps its value)
+            solution.__dict__["cap_error"] = float(data["cap_error"])
+        return solution
 
     def rolls(self, spot: Spot, state: int, total: int) -> bool:
         """Whether the mover's policy (its rule, for a seat that follows one) rolls at dice state `state` (table
@@ -211,9 +214,7 @@ class SeatsSolution:
         kernel = kernel_for(self.mode, self.recycle)
         out, stop = self._turn(spot, total)
         roll, here = float(out.roll[total, int(kernel.where[state]), 0]), float(stop[total])
-        if state == kernel.table.start or roll > here:
-            return GameDecision("roll", roll, here)
-        return GameDecision("stop" if roll < here else "tie", roll, here)
+        return GameDecision.of(roll, here, state == kernel.table.start)
 
     def _turn(self, spot: Spot, level: int) -> tuple[Sweep, np.ndarray]:
         hit = self._turns.get(spot)

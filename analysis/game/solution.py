@@ -41,6 +41,11 @@ class GameDecision(NamedTuple):
     p_win_roll: float
     p_win_stop: float
 
+    @classmethod
+    def of(cls, roll: float, stop: float, forced: bool = False) -> GameDecision:
+        """The better of rolling (worth `roll`) and stopping (`stop`); rolling when it is `forced` (a turn's first)."""
+        return cls("roll" if forced or roll > stop else "stop" if roll < stop else "tie", roll, stop)
+
 
 @dataclass(frozen=True)
 class GameSolution:
@@ -115,9 +120,7 @@ class GameSolution:
         out, _ = self._turn(seat, mover_score, other_score, turn_total)
         stop = self.stop_value(seat, mover_score, other_score, turn_total)
         roll = float(out.roll[turn_total, i, 0])
-        if dice_state_index == kernel.table.start or roll > stop:
-            return GameDecision("roll", roll, stop)
-        return GameDecision("stop" if roll < stop else "tie", roll, stop)
+        return GameDecision.of(roll, stop, dice_state_index == kernel.table.start)
 
     def _turn(self, seat: int, mover: int, other: int, level: int) -> tuple[Sweep, int]:
         """A full sweep of one column, every state computed up to at least `level` (memoised)."""
