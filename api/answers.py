@@ -35,7 +35,8 @@ from analysis.odds import NearTie, TurnStartTooLarge, stored_odds, within
 from analysis.position import COUNTS, DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, SCHOOL_BUS_FIELDS
 from analysis.roll import legal_actions
 from analysis.stored import AnyStoredTurn
-from workers.store import CorruptEntry, Key, Store, store
+from workers.shared import store
+from workers.store import CorruptEntry, Key, Store
 
 from .errors import ApiError, FieldError
 

@@ -32,7 +32,8 @@ from analysis import MODES, Position, parse_objective
 from analysis.odds import stored_solution
 from analysis.position import DOUBLE_FEATURE_FIELDS, RECYCLE_VARIANTS
 from workers import solutions as solution_jobs
-from workers.store import ENGINE_VERSION, store
+from workers.shared import store
+from workers.store import ENGINE_VERSION
 from workers.tables import QUEUE_ERRORS, join, no_table_reason, status, submit
 
 from .answers import answer_key, position_from, shared_answer
@@ -289,7 +290,7 @@ def build(mode: str, variant: str, players: int) -> None:
         raise click.ClickException(f"the job queue (Redis) cannot be reached: {e}") from None
     if job is None or job.state != "succeeded":
         raise click.ClickException(f"the job failed: {job.error if job else 'it was lost'}")
-    click.echo(f"stored {job.key.name} in {store().root} (sha256 {job.sha256})")
+    click.echo(f"stored {job.key.name} in {store()} (sha256 {job.sha256})")
     click.echo(f"P(first player wins) = {job.p_first_player_wins:.6f}")
 
 
@@ -383,17 +384,17 @@ def prune(older_than: float | None, dry_run: bool) -> None:
     shelf, now = store(), time.time()
     removed = freed = kept = 0
     for key in list(shelf.keys()):
-        info = shelf.stat(key)
+        info = shelf.info(key)
         if key.kind != "answer" or info is None:
             continue
-        if key.engine == ENGINE_VERSION and (older_than is None or now - info.st_mtime < older_than * 86400):
+        if key.engine == ENGINE_VERSION and (older_than is None or now - info.written < older_than * 86400):
             kept += 1
             continue
         if not dry_run:
             shelf.remove(key)
-        removed, freed = removed + 1, freed + info.st_size
+        removed, freed = removed + 1, freed + info.size
     verb = "would remove" if dry_run else "removed"
-    click.echo(f"{verb} {removed} answers ({freed / 1e6:.1f} MB) from {shelf.root}; kept {kept}")
+    click.echo(f"{verb} {removed} answers ({freed / 1e6:.1f} MB) from {shelf}; kept {kept}")
 
 
 class Server(BaseApplication):

@@ -23,7 +23,8 @@ from analysis.game import GameSolution, SeatsSolution
 from analysis.game.advice import check_scores, reduced_model_error
 from analysis.game.many import MEASURED, MeasuredError, reduced_table
 from analysis.game.seats import Final, Normal, Spot, Tie
-from workers.store import ENGINE_VERSION, Key, store
+from workers.shared import store
+from workers.store import ENGINE_VERSION, Key
 from workers.tables import (
     QUEUE_ERRORS,
     NotHere,

@@ -219,3 +219,24 @@ def queued_on(url: str) -> Iterator[redis.Redis]:
     finally:
         queue.flushdb()
         queue.close()
+
+
+POSTGRES = os.environ.get("ZOMBIE_ODDS_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database on the machine's server (`ZOMBIE_ODDS_TEST_POSTGRES` names the
+    server's maintenance database), dropped after the test."""
+    import uuid
+
+    import psycopg
+
+    name = f"zombie_odds_test_{uuid.uuid4().hex}"
+    with psycopg.connect(POSTGRES, autocommit=True) as admin:
+        admin.execute(f"create database {name}")
+    try:
+        yield POSTGRES.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(POSTGRES, autocommit=True) as admin:
+            admin.execute(f"drop database {name} with (force)")

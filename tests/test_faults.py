@@ -87,12 +87,16 @@ class Fleet:
     def __init__(self, env: dict[str, str], logs: Path):
         self.env, self.logs, self.procs = env, logs, {}
 
-    def start(self, name: str, concurrency: int = 1) -> subprocess.Popen:
+    def start(self, name: str, concurrency: int = 1, cwd: Path | None = None, **env: str) -> subprocess.Popen:
+        """Start worker `name`, in working directory `cwd` (a directory of its own: a machine) if given, with `env`
+        on top of the fleet's environment."""
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
+        if cwd is not None:
+            cwd.mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "workers", "worker", "-n", f"{name}@%h", "--concurrency",
              str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            env={**self.env, **env}, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         proc.log = log
         self.procs[name] = proc
         return proc
@@ -330,6 +334,38 @@ def test_a_worker_killed_mid_job_with_default_settings_is_resumed_within_minutes
     assert f"solve_unit[{killed}]" not in log  # not redelivered (that takes an hour): resumed instead
     assert store.writes(KEY) == 1
     assert_whole(served_table(client)[0])
+
+
+def test_workers_sharing_only_postgresql_and_redis_complete_a_table_once(world, warm, database, tmp_path,
+                                                                        monkeypatch) -> None:
+    """Two workers standing for two machines: each in a working directory of its own (its local copies there, in
+    ``var/cache``), sharing with the API only the PostgreSQL store and Redis. One is SIGKILLed mid-unit; the other
+    finishes the job: the table whole, written once, served by the API from the database."""
+    from workers.pgstore import PostgresStore
+
+    server, fleet, _ = world
+    fleet.env.pop("ZOMBIE_ODDS_SOLUTIONS", None)  # (the test session's shared folder: no worker reads it)
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", database)
+    monkeypatch.setenv("ZOMBIE_ODDS_CACHE", str(tmp_path / "api"))
+    client = api(server.url)
+    job_id = submit(client)
+    for attempt in range(5):  # the first kill lands mid-job; a retry, on a fresh worker's first unit
+        fleet.start(f"w1-{attempt}", cwd=tmp_path / f"w1-{attempt}", ZOMBIE_ODDS_STORE=database)
+        if attempt == 0:
+            wait_until(lambda: job(client, job_id)["progress"]["done"] >= 2, 120, "two layers done")
+        killed = kill_mid_unit(fleet, f"w1-{attempt}")
+        if killed:
+            break
+    else:
+        pytest.fail("every unit ended before its worker could be killed")
+    fleet.start("w2", cwd=tmp_path / "w2", ZOMBIE_ODDS_STORE=database)
+    done = wait_until(lambda: finished(client, job_id), 300, "the job to finish on w2")
+    assert done["state"] == "succeeded", done
+    assert f"solve_unit[{killed}] succeeded" in fleet.log("w2")  # redelivered to the other machine
+    with PostgresStore(database, tmp_path / "reader") as shelf:
+        assert shelf.writes(KEY) == 1 and done["sha256"] == shelf.get(KEY)[1]
+    assert_whole(served_table(client)[0])
+    assert not list(tmp_path.glob("w*/var/store"))  # nothing stored but in the database
 
 
 def test_a_pickle_message_is_refused(world) -> None:

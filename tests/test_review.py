@@ -31,7 +31,7 @@ from analysis.review import MISTAKE_TOL, GameLog, LogError, replay, review
 from analysis.simulate import Turn, _busted, _double_feature_effects, _settle, _take_dice, roll_once
 from analysis.table import table_for
 from api.review import MAX_SOLVES, unpriced
-from workers.store import store
+from workers.shared import store
 from workers.tasks import table_key
 
 from .games import solved_game

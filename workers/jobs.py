@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .store import Store, held, store, try_lock
+from .shared import store
+from .store import Store, held, try_lock
 
 __all__ = ["lock_path", "runs", "start", "running", "join", "exclusive", "serialised"]
 

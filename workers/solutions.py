@@ -19,7 +19,6 @@ being built (its lock is held) or queued (the background builder's lock is held,
 from __future__ import annotations
 
 import _thread
-import json
 import logging
 import os
 import signal
@@ -37,8 +36,8 @@ from analysis.stored import build, build_memory, combinations, open_turn
 
 from . import jobs
 from .celery_app import embedded
+from .shared import store as shared_store
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store
-from .store import store as shared_store
 
 __all__ = ["combinations", "NotEnoughMemory", "available_memory", "SolutionStatus", "solution_key", "job_id", "load",
            "build_and_store", "status", "submit", "submit_missing", "build_in_background", "build_missing",
@@ -64,7 +63,7 @@ def job_id(mode: str, recycle: str, bus: bool = False) -> str:
     return f"solution-{mode}{'-bus' if bus else ''}-{recycle}-v{ENGINE_VERSION}"
 
 
-_loaded: dict[str, tuple[str, Any]] = {}  # folder -> (its manifest's digest, the solution mapped)
+_loaded: dict[str, tuple[str, Any]] = {}  # store/entry -> (its manifest's digest, the solution mapped)
 _loaded_lock = threading.Lock()
 
 
@@ -73,10 +72,10 @@ def load(mode: str, recycle: str, bus: bool = False) -> Any:
     process and per version); None if it is not built (or was found corrupt: moved aside, to be built again)."""
     key = solution_key(mode, recycle, bus)
     shelf = store()
-    folder = str(shelf.root / key.name)
+    where = f"{shelf}/{key.name}"
     with _loaded_lock:
-        here = _loaded.get(folder)
-        if here is not None and here[0] == _manifest_digest(folder):
+        here = _loaded.get(where)
+        if here is not None and here[0] == shelf.array_digest(key):
             return here[1]
         try:
             entry = shelf.get_arrays(key)
@@ -87,17 +86,8 @@ def load(mode: str, recycle: str, bus: bool = False) -> Any:
             return None
         meta, arrays, digest = entry
         turn = open_turn(meta, arrays)
-        _loaded[folder] = (digest, turn)
+        _loaded[where] = (digest, turn)
         return turn
-
-
-def _manifest_digest(folder: os.PathLike) -> str | None:
-    """The digest a manifest names (cheap: the files were checked when the solution was first mapped)."""
-    try:
-        with open(os.path.join(folder, "manifest.json")) as f:
-            return json.load(f)["sha256"]
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 def forget_caches() -> None:
@@ -111,7 +101,7 @@ def build_and_store(mode: str, recycle: str, bus: bool = False) -> str:
     shelf = store()
     with shelf.lock(key):
         if shelf.has_arrays(key):
-            return _manifest_digest(shelf.root / key.name) or ""
+            return shelf.array_digest(key) or ""
         try:
             _check_memory(mode, bus)
             meta, arrays = build(mode, recycle, bus)
@@ -181,7 +171,7 @@ def status(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
     key, job = solution_key(mode, recycle, bus), job_id(mode, recycle, bus)
     shelf = store()
     if shelf.has_arrays(key):
-        digest = _manifest_digest(shelf.root / key.name)
+        digest = shelf.array_digest(key)
         turn = load(mode, recycle, bus)
         if turn is not None:
             return SolutionStatus(mode, recycle, bus, "built", job, digest, dict(turn.meta))

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Key", "JobKey", "Store", "CorruptEntry", "ENGINE_VERSION", "held", "locked", "try_lock", "store"]
+__all__ = ["Key", "JobKey", "Store", "EntryInfo", "CorruptEntry", "ENGINE_VERSION", "held", "locked", "try_lock"]
 
 # Bump when a change to analysis/ changes any number a stored table or answer (api.odds.shared_answer) holds.
 ENGINE_VERSION = "1"
@@ -95,6 +95,14 @@ class JobKey:
         return f"job--{self.id}"
 
 
+@dataclass(frozen=True)
+class EntryInfo:
+    """A stored entry's size in bytes and when it was written (seconds since the epoch)."""
+
+    size: int
+    written: float
+
+
 def _digest(data: Any) -> str:
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -118,6 +126,9 @@ class Store:
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
+
+    def __str__(self) -> str:
+        return str(self.root)
 
     def _path(self, key: Key | JobKey) -> Path:
         return self.root / f"{key.name}.json"
@@ -231,6 +242,14 @@ class Store:
     def has_arrays(self, key: Key) -> bool:
         return (self._folder(key) / "manifest.json").exists()
 
+    def array_digest(self, key: Key) -> str | None:
+        """The digest an array entry's manifest names, or None (cheap: its files are checked when mapped)."""
+        try:
+            with open(self._folder(key) / "manifest.json") as f:
+                return json.load(f)["sha256"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
     @contextmanager
     def lock(self, key: Key) -> Iterator[None]:
         """Hold the exclusive lock of `key` (waiting for it) while computing its entry, so that two processes
@@ -245,12 +264,13 @@ class Store:
     def _lock_path(self, key: Key) -> Path:
         return self.root / "locks" / f"{key.name}.lock"
 
-    def stat(self, key: Key | JobKey) -> os.stat_result | None:
-        """The entry's file status (size, when it was written), or None if absent."""
+    def info(self, key: Key | JobKey) -> EntryInfo | None:
+        """The entry's size and when it was written, or None if absent."""
         try:
-            return self._path(key).stat()
+            status = self._path(key).stat()
         except FileNotFoundError:
             return None
+        return EntryInfo(status.st_size, status.st_mtime)
 
     def remove(self, key: Key | JobKey) -> None:
         """Delete an entry (a reader at that moment sees it whole or absent: writes are renames)."""
@@ -285,11 +305,6 @@ class Store:
                 yield Key.parse(path.stem)
             except ValueError:  # job records and stray files
                 continue
-
-
-def store() -> Store:
-    """The store shared by the API and every worker (`ZOMBIE_ODDS_STORE`, default ./var/store)."""
-    return Store(os.environ.get("ZOMBIE_ODDS_STORE", "var/store"))
 
 
 def held(path: Path) -> bool:

@@ -33,7 +33,8 @@ from analysis.position import RECYCLE_VARIANTS
 
 from . import jobs
 from .celery_app import embedded
-from .store import ENGINE_VERSION, CorruptEntry, Key, store
+from .shared import store
+from .store import ENGINE_VERSION, CorruptEntry, Key
 from .tasks import (
     BrokerUnavailable,
     job_status,

@@ -47,7 +47,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from analysis.game import units
 from analysis.game.units import no_table_reason
 
-from .store import CorruptEntry, JobKey, Key, store
+from .shared import store
+from .store import CorruptEntry, JobKey, Key
 
 __all__ = ["no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
            "start_table_job", "resume_lost_jobs", "BEAT_EVERY", "LOST_AFTER",
