@@ -42,9 +42,11 @@ TOGETHER = {name: "bus-turn-start" for name in ("test_bus.py", "test_api_expansi
 
 
 # The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the
-# order of the run, so that one of these taken last would run alone at the end while the other process idles.
-LONGEST = ("bus-turn-start", "test_faults", "test_docs", "test_bad_input", "test_game", "test_schemathesis",
-           "test_approximate", "test_seats", "test_tables")
+# order of the run (`--no-loadscope-reorder`: not by their numbers of tests), so that one of these taken last would
+# run alone at the end while the other processes idle.
+LONGEST = ("bus-turn-start", "test_faults", "test_docs", "test_approximate", "test_schemathesis", "test_game",
+           "test_tables", "test_seats", "test_reports", "test_serve", "test_solutions_api", "test_policy",
+           "test_solutions", "test_table", "test_expansions", "test_workers")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups

@@ -22,12 +22,12 @@ from click.testing import CliRunner
 from flask import Flask
 from flask.testing import FlaskClient
 
-from analysis import kept, next_roll, odds, parse_objective, simulate, table
+from analysis import kept, next_roll, odds, simulate
 from analysis.budgets import approximate, room
 from analysis.odds import NearTie
-from analysis.policy import solve
 from api import spec
 from api.cli import main
+from workers import solutions
 
 from .montecarlo import within_4_sigma
 from .test_api import exact, fields, problem
@@ -91,20 +91,18 @@ def test_the_sequel_with_most_of_its_turn_ahead_is_answered_in_floats(client: Fl
 
 
 def test_the_sequel_turn_in_floats_against_physical_dice() -> None:
-    """Turns from the sequel's turn start played on physical dice (analysis/simulate.py) with the float policy:
-    their mean within 4 sigma of the float value of rolling."""
-    position = position_of(EARLY[0])
-    objective = parse_objective("expected-brains")
-    solution, index = solve(SEQUEL, "before-draw", objective), table.table_for(SEQUEL, "before-draw").index
+    """Turns from the sequel's turn start played on physical dice (analysis/simulate.py) with the stored solution's
+    policy (roll where rolling is worth more than the score): their mean within 4 sigma of its value of rolling."""
+    turn = solutions.load(SEQUEL, "before-draw")
+    start = position_of(EARLY[0])
 
-    def rolls(turn: simulate.Turn) -> bool:
-        p = turn.position()
-        roll, stop = solution.values_at(index[p.state], p.score)
-        return roll > stop
+    def rolls(played: simulate.Turn) -> bool:
+        p = played.position()
+        return turn.roll(turn.node(p), p.score) > p.score
 
     rng = random.Random(2026)
-    scores = [simulate.play_turn(position, rolls, rng) for _ in range(4_000)]
-    assert within_4_sigma(scores, odds(position, objective, exact=False).decision.roll)
+    scores = [simulate.play_turn(start, rolls, rng) for _ in range(4_000)]
+    assert within_4_sigma(scores, turn.roll(turn.node(start), 0))
 
 
 @pytest.mark.parametrize("body", LATER, ids=["one shotgun", "a green shotgun", "one shotgun, helmet"])

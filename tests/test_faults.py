@@ -197,6 +197,24 @@ def kill_mid_unit(fleet: Fleet, name: str) -> str | None:
     raise AssertionError(f"timed out after 60 s waiting for {name} to receive a unit")
 
 
+def kill_a_worker_mid_job(fleet: Fleet, client: FlaskClient, job_id: str, layers: int = 0, home: Path | None = None,
+                          **env: str) -> str:
+    """Start workers ``w1-<attempt>`` (each in ``home/<name>`` if given, with `env`) and SIGKILL one mid-unit once
+    `layers` layers of the job are done: the killed unit's id. The first unit of a new worker process builds the
+    game's transition kernel (most of a second) before it solves anything, so a kill right after the unit is received
+    lands mid-task; should the unit still have ended first, the kill does not count: the next worker's first unit is
+    killed instead."""
+    for attempt in range(5):
+        name = f"w1-{attempt}"
+        fleet.start(name, cwd=home / name if home else None, **env)
+        if attempt == 0 and layers:
+            wait_until(lambda: job(client, job_id)["progress"]["done"] >= layers, 120, f"{layers} layers done")
+        killed = kill_mid_unit(fleet, name)
+        if killed:
+            return killed
+    pytest.fail("every unit ended before its worker could be killed")
+
+
 ODDS = "/v1/odds?footprints=green,red&brains=green&shotguns=red"
 
 
@@ -254,16 +272,7 @@ def test_a_killed_worker_a_full_restart_and_bit_rot(world, warm) -> None:
     client = api(server.url)
     job_id = submit(client)
 
-    # The first unit of a new worker process builds the game's transition kernel (most of a second)
-    # before it solves anything, so a kill right after the unit is received lands mid-task. Should the unit
-    # still have ended first, the kill does not count: the next worker's first unit is killed instead.
-    for attempt in range(5):
-        fleet.start(f"w1-{attempt}")
-        killed = kill_mid_unit(fleet, f"w1-{attempt}")
-        if killed:
-            break
-    else:
-        pytest.fail("every unit ended before its worker could be killed")
+    killed = kill_a_worker_mid_job(fleet, client, job_id)
     assert job(client, job_id)["state"] != "succeeded"
     fleet.start("w2")
     done = wait_until(lambda: finished(client, job_id), 180, "the job to finish on w2")
@@ -304,15 +313,7 @@ def test_a_worker_killed_mid_job_with_default_settings_is_resumed_within_minutes
     server, fleet, store = world
     client = api(server.url)
     job_id = submit(client)
-    for attempt in range(5):  # the first kill lands mid-job; a retry, on a fresh worker's first unit
-        fleet.start(f"w1-{attempt}")
-        if attempt == 0:
-            wait_until(lambda: job(client, job_id)["progress"]["done"] >= 3, 120, "three layers done")
-        killed = kill_mid_unit(fleet, f"w1-{attempt}")
-        if killed:
-            break
-    else:
-        pytest.fail("every unit ended before its worker could be killed")
+    killed = kill_a_worker_mid_job(fleet, client, job_id, layers=3)
     stuck = job(client, job_id)
     assert stuck["state"] == "running" and 3 <= stuck["progress"]["done"] < stuck["progress"]["total"], stuck
     assert "detail" not in stuck
@@ -349,15 +350,7 @@ def test_workers_sharing_only_postgresql_and_redis_complete_a_table_once(world, 
     monkeypatch.setenv("ZOMBIE_ODDS_CACHE", str(tmp_path / "api"))
     client = api(server.url)
     job_id = submit(client)
-    for attempt in range(5):  # the first kill lands mid-job; a retry, on a fresh worker's first unit
-        fleet.start(f"w1-{attempt}", cwd=tmp_path / f"w1-{attempt}", ZOMBIE_ODDS_STORE=database)
-        if attempt == 0:
-            wait_until(lambda: job(client, job_id)["progress"]["done"] >= 2, 120, "two layers done")
-        killed = kill_mid_unit(fleet, f"w1-{attempt}")
-        if killed:
-            break
-    else:
-        pytest.fail("every unit ended before its worker could be killed")
+    killed = kill_a_worker_mid_job(fleet, client, job_id, layers=2, home=tmp_path, ZOMBIE_ODDS_STORE=database)
     fleet.start("w2", cwd=tmp_path / "w2", ZOMBIE_ODDS_STORE=database)
     done = wait_until(lambda: finished(client, job_id), 300, "the job to finish on w2")
     assert done["state"] == "succeeded", done

@@ -268,10 +268,17 @@ class PostgresStore(Store):
     # -- locks ------------------------------------------------------------------------------------------------
     @contextmanager
     def lock(self, key: Key) -> Iterator[None]:
-        """Hold the entry's advisory lock (waiting for it) on a connection of its own while the block runs."""
+        """Hold the entry's advisory lock (waiting for it) on a connection of its own while the block runs.
+
+        It is let go before the connection closes: the server ends a closed session's locks only once its backend
+        has noticed, so a `busy` asked at once could still see it taken."""
         with self._connect() as conn:
             conn.execute("select pg_advisory_lock(%s)", (_lock_id(key.name),))
-            yield
+            try:
+                yield
+            finally:
+                if not conn.broken:
+                    conn.execute("select pg_advisory_unlock(%s)", (_lock_id(key.name),))
 
     def busy(self, key: Key) -> bool:
         """Whether a session holds the entry's lock (asked with a shared lock, let go at once)."""
