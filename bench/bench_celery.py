@@ -1,6 +1,6 @@
 """Benchmark of a table job on real Celery workers over Redis: two workers against one, and one process.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_celery.py [--mode original] [--recycle before-draw]
+    PYTHONPATH=. .venv/bin/python bench/bench_celery.py [--mode original] [--recycle before-draw] [--players 2]
         [--redis redis://127.0.0.1:6379/13] [--runs 2]
 
 For 1 and then 2 worker processes (``celery -A workers worker --pool solo``: one task at a time per
@@ -10,8 +10,8 @@ the workers up (each builds the mode's transition table once, as a long-running 
 from `start_table_job` to SUCCESS (`job_status` polled every 20 ms). The job graph is the one the API
 starts (workers/tasks.py: the units of a layer are a chord's header, `split` units per layer).
 Beside the wall time it reports the CPU time the workers spent (user + system, from /proc, before
-and after), and the in-process solve (`solve_game`) for comparison, wall and CPU. The machine is
-shared: CPU time says how much work was done, wall time how long a user waited.
+and after), and the in-process solve (`solve_game`, `solve_seats` for more players) for comparison, wall and
+CPU. The machine is shared: CPU time says how much work was done, wall time how long a user waited.
 
 Uses the Redis database given (flushed before and after): never the tests' database 15.
 """
@@ -31,6 +31,7 @@ import redis
 
 from analysis.game import solve_game
 from analysis.game.kernel import kernel_for
+from analysis.game.seats import solve_seats
 from workers.celery_app import create, using
 from workers.store import JobKey, Store
 from workers.tasks import job_status, start_table_job, table_key
@@ -51,14 +52,14 @@ def _start_workers(n: int, url: str, store: Path) -> list[subprocess.Popen]:
                               "--without-mingle", "--without-heartbeat"], env=env) for k in range(n)]
 
 
-def _job(mode: str, recycle: str, store: Path, split: int) -> float:
+def _job(mode: str, recycle: str, players: int, store: Path, split: int) -> float:
     """Run one job to SUCCESS; its wall time. The table and old job records are removed first."""
-    key = table_key(mode, recycle, 2)
+    key = table_key(mode, recycle, players)
     s = Store(store)
     for path in [s.root / f"{key.name}.json", *(s.root / f"{JobKey(j.id).name}.json" for j in s.jobs())]:
         path.unlink(missing_ok=True)
     start = time.perf_counter()
-    job = start_table_job(mode, recycle, 2, split=split)
+    job = start_table_job(mode, recycle, players, split=split)
     while (state := job_status(job))[0] not in ("SUCCESS", "FAILURE"):
         time.sleep(0.02)
     elapsed = time.perf_counter() - start
@@ -67,7 +68,8 @@ def _job(mode: str, recycle: str, store: Path, split: int) -> float:
     return elapsed
 
 
-def _measure(workers: int, mode: str, recycle: str, url: str, runs: int) -> tuple[list[float], list[float]]:
+def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs: int,
+             ) -> tuple[list[float], list[float]]:
     """(wall times, worker CPU times) of `runs` warm jobs on `workers` worker processes."""
     client = redis.Redis.from_url(url)
     client.flushdb()
@@ -77,11 +79,11 @@ def _measure(workers: int, mode: str, recycle: str, url: str, runs: int) -> tupl
     try:
         with using(create(url)):
             time.sleep(3)
-            _job(mode, recycle, store, workers)  # warm-up: every worker builds its table
+            _job(mode, recycle, players, store, workers)  # warm-up: every worker builds its table
             walls, cpus = [], []
             for _ in range(runs):
                 before = sum(_cpu(p.pid) for p in procs)
-                walls.append(_job(mode, recycle, store, workers))
+                walls.append(_job(mode, recycle, players, store, workers))
                 cpus.append(sum(_cpu(p.pid) for p in procs) - before)
             return walls, cpus
     finally:
@@ -98,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default="original")
     parser.add_argument("--recycle", default="before-draw")
+    parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args(argv)
@@ -109,15 +112,19 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(args.runs):
         solve_game.cache_clear()
         wall, cpu = time.perf_counter(), time.process_time()
-        solve_game(args.mode, args.recycle)
+        if args.players == 2:
+            solve_game(args.mode, args.recycle)
+        else:
+            solve_seats(args.players, args.mode, args.recycle)
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-    print(f"mode {args.mode}, recycle {args.recycle} (wall: best of {args.runs}; CPU: of that run)")
+    print(f"mode {args.mode}, recycle {args.recycle}, {args.players} players (wall: best of {args.runs}; CPU: of that "
+          "run)")
     best = min(range(args.runs), key=walls.__getitem__)
-    print(f"  one process, solve_game       {walls[best]:7.2f} s wall {cpus[best]:7.2f} s CPU")
+    print(f"  one process, in process       {walls[best]:7.2f} s wall {cpus[best]:7.2f} s CPU")
     results = {}
     for n in (1, 2):
-        w, c = _measure(n, args.mode, args.recycle, args.redis, args.runs)
+        w, c = _measure(n, args.mode, args.recycle, args.players, args.redis, args.runs)
         k = min(range(len(w)), key=w.__getitem__)
         results[n] = w[k]
         print(f"  {n} Celery worker{'s' if n > 1 else ' '} (split {n})     {w[k]:7.2f} s wall {c[k]:7.2f} s CPU "
