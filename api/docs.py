@@ -36,7 +36,7 @@ PAGE = """<!doctype html>
       spec: {{ spec|tojson }},
       dom_id: "#swagger-ui",
       deepLinking: true,
-      syntaxHighlight: {activated: false},  // answers as plain text: highlighting the spec's own 100 KB takes seconds
+      syntaxHighlight: {activated: false},  // answers as plain text: highlighting the spec's own 200 KB takes seconds
       presets: [SwaggerUIBundle.presets.apis],
       layout: "BaseLayout",
     });

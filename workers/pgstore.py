@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from .store import CorruptEntry, EntryInfo, JobKey, Key, Store, _digest
+from .store import CorruptEntry, EntryInfo, JobKey, Key, Store, _digest, _opened
 
 __all__ = ["PostgresStore", "PART"]
 
@@ -133,12 +133,8 @@ class PostgresStore(Store):
         row = self._one("select envelope from zombie_odds_entries where name = %s", (key.name,))
         if row is None:
             return None
-        try:
-            envelope = json.loads(row[0])
-            ok = envelope["key"] == key.name and _digest(envelope["data"]) == envelope["sha256"]
-        except (ValueError, KeyError, TypeError):
-            ok = False
-        if not ok:
+        envelope = _opened(row[0], key.name)
+        if envelope is None:
             self._set_aside("zombie_odds_entries", key.name)
             raise CorruptEntry(f"{key.name}: checksum mismatch; moved aside to be recomputed")
         return envelope["data"], envelope["sha256"]
@@ -239,10 +235,9 @@ class PostgresStore(Store):
                 conn.execute("set transaction isolation level repeatable read")  # one version of every part
                 row = conn.execute("select envelope from zombie_odds_manifests where name = %s",
                                    (key.name,)).fetchone()
-                envelope = json.loads(row[0])
-                data = envelope["data"]
-                ok = envelope["key"] == key.name and _digest(data) == envelope["sha256"]
-                for name, expected in data["files"].items():
+                envelope = _opened(row[0], key.name)
+                ok = envelope is not None
+                for name, expected in envelope["data"]["files"].items() if ok else ():
                     with open(tmp / f"{name}.npy", "wb") as f:
                         h = hashlib.sha256()
                         parts = conn.cursor().stream("select bytes from zombie_odds_parts where name = %s and "

@@ -108,6 +108,17 @@ def _digest(data: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _opened(raw: bytes, name: str) -> dict[str, Any] | None:
+    """The envelope in `raw` if it is entry `name`'s and its data match its sha256; None if it is damaged."""
+    try:
+        envelope = json.loads(raw)
+        if envelope["key"] == name and _digest(envelope["data"]) == envelope["sha256"]:
+            return envelope
+    except (ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
 def _file_digest(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
@@ -165,12 +176,8 @@ class Store:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
-        try:
-            envelope = json.loads(raw)
-            ok = envelope["key"] == key.name and _digest(envelope["data"]) == envelope["sha256"]
-        except (ValueError, KeyError, TypeError):
-            ok = False
-        if not ok:
+        envelope = _opened(raw, key.name)
+        if envelope is None:
             os.replace(path, path.with_suffix(".corrupt"))
             log.error("%s: checksum mismatch; moved aside to %s, never served", key.name, path.with_suffix(".corrupt"))
             raise CorruptEntry(f"{key.name}: checksum mismatch; moved aside to be recomputed")
@@ -217,16 +224,13 @@ class Store:
         a mismatch moves the entry aside (``*.corrupt``) and raises `CorruptEntry`."""
         folder = self._folder(key)
         try:
-            envelope = json.loads((folder / "manifest.json").read_bytes())
+            envelope = _opened((folder / "manifest.json").read_bytes(), key.name)
         except FileNotFoundError:
             return None
-        except ValueError:
-            envelope = None
         try:
             data = envelope["data"]
-            ok = envelope["key"] == key.name and _digest(data) == envelope["sha256"] and all(
-                _file_digest(folder / f"{name}.npy") == digest for name, digest in data["files"].items())
-        except (KeyError, TypeError, FileNotFoundError):
+            ok = all(_file_digest(folder / f"{name}.npy") == digest for name, digest in data["files"].items())
+        except (KeyError, TypeError, FileNotFoundError):  # (no envelope: TypeError)
             ok = False
         if not ok:
             aside = folder.with_name(folder.name + ".corrupt")
