@@ -38,18 +38,19 @@ from .flow import Flow
 from .objectives import ExpectedBrains
 from .policy import bus_solve
 from .position import BusState, Position
-from .solutions import CAP_EFFECT, rounding, spread
-from .table import CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for
+from .solutions import CAP_EFFECT, rounding
+from .table import BUS_ACTIONS, CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for, spread
 
 __all__ = ["StoredBusTurn", "build", "ACTION_NAMES"]
 
-ACTION_NAMES = ("roll", "get-off", "board", "stay")
+ACTION_NAMES = BUS_ACTIONS  # (as the table numbers them)
 
 
 def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Solve a mode's whole School Bus turn for expected brains: (meta, arrays), the meta as JSON values."""
     table = bus_table_for(mode, recycle)
     solution = bus_solve(mode, recycle, ExpectedBrains())
+    vars(table).pop("layer_arrays", None)  # (the sweep's slices of the table, not stored: a gigabyte for the sequel)
     n = len(table)
     block = np.full(n, -1, dtype=np.int16)
     layer = np.zeros(n, dtype=np.int16)
@@ -57,12 +58,7 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
         for k, members in enumerate(layers):
             block[members], layer[members] = b, k
     lookup = np.lexsort((table.subs, table.dice_codes))
-    act_to, act_name = _flat(table.actions, {a: k for k, a in enumerate(ACTION_NAMES)})
-    opt_to = np.array([j for row in table.options for _, j in row], dtype=np.int32)
-    loop_to = np.array([h for row in table.loops for h, _ in row], dtype=np.int32)
-    den = np.array(table.denominator, dtype=np.float64)
-    loop_p = np.array([w / den[c] for c, row in enumerate(table.loops) for _, w in row])
-    edge_from = np.repeat(np.arange(n), np.diff(table.edge_ptr))
+    den = table.den_ways.astype(np.float64)
     lengths = [len(a) for a in solution.candidate_nodes]
     arrays = {
         "subs": table.subs.astype(np.int16),
@@ -73,18 +69,18 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
         "block": block,
         "layer": layer,
         "block_top": np.array(solution.tops, dtype=np.int64),
-        "act_ptr": _ptr(table.actions),
-        "act_to": act_to,
-        "act_name": act_name,
-        "opt_ptr": _ptr(table.options),
-        "opt_to": opt_to,
-        "loop_ptr": _ptr(table.loops),
-        "loop_to": loop_to,
-        "loop_p": loop_p,
+        "act_ptr": table.act_ptr.astype(np.int64),
+        "act_to": table.act_to.astype(np.int32),
+        "act_name": table.act_name,
+        "opt_ptr": table.opt_ptr.astype(np.int64),
+        "opt_to": table.opt_to.astype(np.int32),
+        "loop_ptr": table.loop_ptr.astype(np.int64),
+        "loop_to": table.loop_to.astype(np.int32),
+        "loop_p": table.loop_ways / np.repeat(den, np.diff(table.loop_ptr)),
         "edge_ptr": table.edge_ptr,
         "edge_delta": table.edge_delta.astype(np.int8),
-        "edge_to": table.edge_to.astype(np.int32),
-        "edge_p": table.edge_ways / den[edge_from],
+        "edge_to": table.edge_to.astype(np.int32, copy=False),
+        "edge_p": table.edge_ways / np.repeat(den, np.diff(table.edge_ptr)),
         "bust": table.bust_f,
         "gain": table.gain_f,
         "cand_offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
@@ -97,7 +93,8 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     gamma, delta = rounding(int(results.max(initial=0)) + (table.max_delta - table.min_delta + 1) + 2, top_value)
     layers = sum(len(b) for b in table.blocks)
     links = (solution.top + 1 + len(table.blocks) * -table.min_delta) * layers * solution.passes
-    loop_total = np.bincount(np.repeat(np.arange(n), np.diff(arrays["loop_ptr"])), weights=loop_p, minlength=n)
+    loop_from = np.repeat(np.arange(n), np.diff(arrays["loop_ptr"]))
+    loop_total = np.bincount(loop_from, weights=arrays["loop_p"], minlength=n)
     within = links * delta / (1 - float(loop_total.max(initial=0.0))) + solution.cycle_error
     if solution.capped:
         within += CAP_EFFECT
@@ -111,17 +108,6 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     arrays["start_probabilities"] = np.array(list(start.values()))
     meta["start_within"] = bound
     return meta, arrays
-
-
-def _ptr(rows: tuple[tuple, ...]) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-
-
-def _flat(rows: tuple[tuple[tuple[str, int], ...], ...], names: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """(target, name number) of every (name, node) pair of every row, row after row."""
-    pairs = [(j, names[a]) for row in rows for a, j in row]
-    to, name = zip(*pairs) if pairs else ((), ())
-    return np.array(to, dtype=np.int32), np.array(name, dtype=np.int8)
 
 
 @dataclass(frozen=True, eq=False)

@@ -46,10 +46,11 @@ the pieces ``x_m = (r + sum_{j >= m} q_j c_j) / (1 - sum_{j < m} q_j)`` of the `
 is below the convex right-hand side, and the piece where the solution lies equals it). The same
 bounds apply: every chance node's ``m/q`` and the blocks' induction give ``top``, and each block its
 own bound, above which its levels are not computed (every decision there stops). The sweep is a
-wavefront (level ``T`` of block ``b`` after level ``T + |min_delta|`` of block ``b - 1``), so only a
-few levels are held at once; what the exact values need is kept: at each level, which options of
-each decision are within 1e-9 of its best (`BusSolution.candidates`). With rescues and YIELD a roll
-can lead to a lower level of its own block (a cycle, not an order): those values are read from the
+wavefront (level ``T`` of block ``b`` after level ``T + k`` of each earlier block that a roll losing
+``k`` brains reaches: `BusTable.offsets`), so only a few levels are held at once; what the exact
+values need is kept: at each level, which options of each decision are within 1e-9 of its best
+(`BusSolution.candidates`). With rescues and YIELD a roll can lead to a lower level of its own block
+(a cycle, not an order): those values are read from the
 previous pass, starting from the stop values (a lower bound), and passes repeat until they move by
 less than 1e-14 (value iteration; 4 or 5 passes; the blocks before the first cyclic one never move, so
 later passes read them from the first, `Settled`); one more pass, from those values raised by 1e-12,
@@ -74,7 +75,7 @@ from scipy.sparse import _sparsetools  # csr_matvec(s): scipy's product on a CSR
 from .kept import kept
 from .objectives import Objective
 from .position import BusState, DiceState
-from .table import CHANCE, BusTable, Table, bus_table_for, table_for
+from .table import CHANCE, TYRE, BusTable, Table, bus_table_for, spread, table_for
 
 __all__ = ["Solution", "solve", "sweep", "sweep_levels", "CAP_MARGIN", "stop_bound", "BusSolution", "bus_solve",
            "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
@@ -490,6 +491,15 @@ class BusSolution:
         return int(self.candidate_masks[score][k]) if k < len(nodes) and nodes[k] == i else 1
 
 
+def row_max(a: np.ndarray) -> np.ndarray:
+    """The largest item along the last axis, which is short (two actions, a few choices): column by column, which numpy
+    does several times faster than a reduction along rows of a few items."""
+    out = a[..., 0].copy()
+    for k in range(1, a.shape[-1]):
+        np.maximum(out, a[..., k], out=out)
+    return out
+
+
 def close_loops(r: np.ndarray, q: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Per row, the solution of ``x = r + sum_k q_k max(c_k, x)`` (``c`` may be -inf: ``x`` always).
 
@@ -501,7 +511,7 @@ def close_loops(r: np.ndarray, q: np.ndarray, c: np.ndarray) -> np.ndarray:
     below = np.concatenate([np.zeros((len(r), 1)), np.cumsum(qs, axis=1)], axis=1)  # sum_{j < m} q_j
     qc = qs * cs
     above = np.concatenate([np.cumsum(qc[:, ::-1], axis=1)[:, ::-1], np.zeros((len(r), 1))], axis=1)
-    return ((r[:, None] + above) / (1 - below)).max(axis=1)
+    return row_max((r[:, None] + above) / (1 - below))
 
 
 def bus_stop_bound(table: BusTable) -> tuple[float, bool]:
@@ -521,19 +531,15 @@ def bus_block_bounds(table: BusTable) -> np.ndarray:
     levels (``table.cyclic``) escapes the induction: `bus_solve` checks its result instead."""
     block_of = table.block_of
     src, dst, delta = [], [], []
-    for d, m in table.matrices.items():
-        coo = m.tocoo()
-        src.append(coo.row)
-        dst.append(coo.col)
-        delta.append(np.full(coo.nnz, d))
-    for links in (table.actions, table.options):
-        pairs = np.array([(i, j) for i, row in enumerate(links) for _, j in row], dtype=int).reshape(-1, 2)
-        src.append(pairs[:, 0])
-        dst.append(pairs[:, 1])
-        delta.append(np.zeros(len(pairs), dtype=int))
+    for ptr, to, shown in ((table.edge_ptr, table.edge_to, table.edge_delta), (table.act_ptr, table.act_to, None),
+                           (table.opt_ptr, table.opt_to, None)):
+        b_from = np.repeat(block_of.astype(np.int16), np.diff(ptr))
+        b_to = block_of.astype(np.int16)[to]
+        at = np.flatnonzero((b_to >= 0) & (b_to != b_from))  # (links across blocks: a few)
+        src.append(np.searchsorted(ptr, at, side="right") - 1)
+        dst.append(to[at].astype(np.int64))
+        delta.append(shown[at].astype(np.int64) if shown is not None else np.zeros(len(at), dtype=np.int64))
     src, dst, delta = np.concatenate(src), np.concatenate(dst), np.concatenate(delta)
-    cross = (block_of[dst] >= 0) & (block_of[dst] != block_of[src])
-    src, dst, delta = src[cross], dst[cross], delta[cross]
     chance = table.kind == CHANCE
     safe = np.where(table.bust_f > 0, table.bust_f, 1)
     ratio = np.where(chance, np.where(table.bust_f > 0, table.gain_f / safe, np.inf), 0.0)
@@ -564,28 +570,38 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     instead of computing them again)."""
     n = len(table)
     blocks = len(table.blocks)
-    lag = max(1, -table.min_delta)
+    offset = table.offsets.tolist()
+    behind = max(offset, default=0)  # (the last block's offset)
     levels: dict[int, np.ndarray] = {}
     targets = table.back_nodes
     after = back.copy()
     first_cyclic = table.cyclic.index(True) if any(table.cyclic) else blocks
     skip = settled.blocks if settled is not None else 0
-    read = settled.nodes if settled is not None else _read_later(table, first_cyclic) if first_cyclic < blocks \
+    read = _read_later(table, first_cyclic) if settled is None and first_cyclic < blocks \
         else np.zeros(0, dtype=np.int64)
-    kept: dict[int, np.ndarray] = {}  # (the first pass: what `Settled` keeps)
+
+    def solved(nodes: np.ndarray) -> np.ndarray:  # the highest level each node's block is solved at
+        return np.minimum(top, tops[table.block_of[nodes]]).astype(np.int64) if tops is not None \
+            else np.full(len(nodes), top)
+
+    # the first pass: the rolls `Settled` keeps (it restores the rest), those solved at the most levels first
+    rolls_read = read[table.kind[read] == CHANCE]
+    rolls_read = rolls_read[np.argsort(-solved(rolls_read), kind="stable")]
+    rolls_solved = solved(rolls_read)
+    kept: dict[int, np.ndarray] = {}
 
     def done(t: int, v: np.ndarray) -> None:
         after[t] = v[targets]
-        if settled is None:
-            kept[t] = v[read]
+        if settled is None and t <= top:
+            kept[t] = v[rolls_read[:_solved_at(rolls_solved, t)]]
 
     def level(t: int) -> np.ndarray:
         if t not in levels:
             v = np.full(n + 1, stop[t])
             v[n] = -np.inf  # the sentinel padding every gather
             v[targets] = back[t]
-            if settled is not None and t in settled.values:
-                v[read] = settled.values[t]
+            if settled is not None:
+                settled.restore(t, v)
             levels[t] = v
         return levels[t]
 
@@ -597,9 +613,9 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     watched_in = [np.flatnonzero(table.block_of[watch] == b) for b in range(blocks)]
     arrays = table.layer_arrays
     rolls = [np.flatnonzero((table.block_of == b) & (table.kind == CHANCE)) for b in range(blocks)]
-    for key in range(top, -(blocks - 1) * lag - 1, -1):
+    for key in range(top, -behind - 1, -1):
         for b in range(skip, blocks):
-            t = key + b * lag
+            t = key + offset[b]
             if not 0 <= t <= top:
                 continue
             here = level(t)
@@ -616,7 +632,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                         if 0 <= t + d < len(stop):
                             rest += m @ level(t + d)
                     for looped, succ, q, other in entry["loops"]:  # (grouped by how many loops)
-                        c = here[other].max(axis=2)
+                        c = row_max(here[other])
                         stops = table.can_stop[np.minimum(succ, n - 1)] & (succ < n)
                         r = rest[looped]
                         if objective.forces:  # a forced stop is worth S, outside the loop
@@ -631,7 +647,7 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                 decision = entry["decision"]
                 if len(decision):
                     acts = here[entry["actions"]]
-                    best = acts.max(axis=1)
+                    best = row_max(acts)
                     can = table.can_stop[decision]
                     value = np.where(can, np.maximum(best, s), best) if objective.chooses else best
                     take = np.zeros(len(decision), dtype=int)
@@ -651,9 +667,9 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
                         values_at[t].append(value[keep])
                 tyre = entry["tyre"]
                 if len(tyre):
-                    here[tyre] = here[entry["options"]].max(axis=1)
+                    here[tyre] = row_max(here[entry["options"]])
             seen[t, watched_in[b]] = here[watch[watched_in[b]]]
-        for t in [t for t in levels if t > key + table.max_delta + (blocks - 1) * lag + lag]:
+        for t in [t for t in levels if t > key + table.max_delta + behind]:  # (no later key reads them)
             done(t, levels.pop(t))
     for t, v in levels.items():
         done(t, v)
@@ -670,32 +686,58 @@ def bus_sweep(table: BusTable, objective: Objective, top: int, stop: np.ndarray,
     block_of = table.block_of
     early = [(a[block_of[a] < first_cyclic], m[block_of[a] < first_cyclic], v[block_of[a] < first_cyclic])
              for a, m, v in zip(nodes, masks, values)]
-    return nodes, masks, values, seen, after, Settled(first_cyclic, read, kept, tuple(early), seen)
+    tyre = read[table.kind[read] == TYRE]
+    return nodes, masks, values, seen, after, Settled(first_cyclic, rolls_read, rolls_solved, kept, tuple(early),
+                                                       seen, tyre, table.padded_options(tyre), solved(tyre))
+
+
+def _solved_at(solved: np.ndarray, t: int) -> int:
+    """How many of nodes sorted by the highest level solved at (`solved`, descending) are solved at level `t`."""
+    return int(np.searchsorted(-solved, -t, side="right"))
 
 
 @dataclass(frozen=True)
 class Settled:
-    """The blocks before a bus table's first cyclic one, as one pass of `bus_sweep` left them: their values that
-    later blocks read (nodes ``nodes``, per level), their candidates per level (nodes, masks, values), and the
-    watched nodes' values."""
+    """The blocks before a bus table's first cyclic one, as one pass of `bus_sweep` left them, up to `top`: per level,
+    the values of those of their rolls that later blocks read and that are solved there (``nodes``, sorted by the
+    highest level each is solved at, ``solved``, descending: a prefix per level) and their candidates (nodes, masks,
+    values); the watched nodes' values; the tyre nodes that later blocks read (``tyre``: their choices, padded with the
+    sentinel, and the highest level each is solved at). A later pass restores from these every value it reads there."""
 
     blocks: int
     nodes: np.ndarray
+    solved: np.ndarray
     values: dict[int, np.ndarray]
     candidates: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]
     watched: np.ndarray
+    tyre: np.ndarray
+    options: np.ndarray
+    tyre_solved: np.ndarray
+
+    def restore(self, t: int, v: np.ndarray) -> None:
+        """Level `t`'s values, into `v` (holding the stop values, which are all above `top`): a decision's is its
+        candidates' value, or its stop value where it has none (it stops: the sweep's value is then exactly that); a
+        roll's as kept, or -inf above its block's solved levels (as the sweep leaves it); a tyre node's the best of
+        its choices (decisions) where solved."""
+        if t >= len(self.candidates):
+            return
+        nodes, _, values = self.candidates[t]
+        v[nodes] = values
+        live = _solved_at(self.solved, t)
+        v[self.nodes[:live]] = self.values[t]
+        v[self.nodes[live:]] = -np.inf
+        live = t <= self.tyre_solved
+        v[self.tyre[live]] = row_max(v[self.options[live]])
 
 
 def _read_later(table: BusTable, first: int) -> np.ndarray:
     """The nodes of blocks before `first` that a node of a later block reads: its roll's results, its actions (a
     loop's decision reads its other action), its tyre tracks' choices."""
     later = table.block_of >= first
-    read = [coo.col[later[coo.row]] for coo in (m.tocoo() for m in table.matrices.values())]
-    for links in (table.actions, table.options):
-        read.append(np.array([j for i in np.flatnonzero(later & (table.kind != CHANCE)).tolist()
-                              for _, j in links[i]], dtype=np.int64))
-    read = np.unique(np.concatenate(read)) if read else np.zeros(0, dtype=np.int64)
-    read = read[read < len(table)]
+    rolls, others = np.flatnonzero(later & (table.kind == CHANCE)), np.flatnonzero(later & (table.kind != CHANCE))
+    read = np.unique(np.concatenate([table.edge_to[spread(table.edge_ptr, rolls)],
+                                     table.act_to[spread(table.act_ptr, others)],
+                                     table.opt_to[spread(table.opt_ptr, others)]]).astype(np.int64))
     return read[table.block_of[read] < first]
 
 

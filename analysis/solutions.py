@@ -46,7 +46,7 @@ from .flow import ring_size, turn_flow
 from .objectives import ExpectedBrains
 from .policy import solve
 from .position import DiceState, Position
-from .table import state_code, table_for
+from .table import spread, state_code, table_for
 
 __all__ = ["StoredTurn", "build", "decide", "rounding", "spread", "CAP_EFFECT", "UNIT"]
 
@@ -207,9 +207,3 @@ def rounding(terms: int, top_value: float) -> tuple[float, float]:
     is within ``delta = (2 gamma_m + 2u) M`` of the exact sum of the exact earlier values."""
     gamma = terms * UNIT / (1 - terms * UNIT)
     return gamma, (2 * gamma + 2 * UNIT) * top_value
-
-
-def spread(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The places of every item of `rows` in CSR arrays with pointers `ptr`, row after row."""
-    counts = ptr[rows + 1] - ptr[rows]
-    return np.repeat(ptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))

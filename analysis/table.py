@@ -409,6 +409,27 @@ class _Interned:
         return self.known_idx[np.searchsorted(self.known, values)]
 
 
+def spread(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The places of every item of `rows` in CSR arrays with pointers `ptr`, row after row."""
+    counts = ptr[rows + 1] - ptr[rows]
+    return np.repeat(ptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+
+
+def _padded(ptr: np.ndarray, to: np.ndarray, rows: np.ndarray, fill: int, width: int = 1) -> np.ndarray:
+    """The items of `rows` in CSR arrays (`spread`), a row each, padded with `fill` (at least `width` wide)."""
+    counts = ptr[rows + 1] - ptr[rows]
+    out = np.full((len(rows), max(width, int(counts.max(initial=0)))), fill, dtype=np.int64)
+    at = spread(ptr, rows)
+    out[np.repeat(np.arange(len(rows)), counts), at - np.repeat(ptr[rows], counts)] = to[at]
+    return out
+
+
+def _rows(ptr: np.ndarray, items: list) -> tuple[tuple, ...]:
+    """CSR rows of `items` as a tuple of tuples."""
+    bounds = ptr.tolist()
+    return tuple(tuple(items[a:b]) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
 def _spread(start: np.ndarray, length: np.ndarray, kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows ``start[kernel[r]]`` on, ``length[kernel[r]]`` of them, of every r, in order: (r, row) per result."""
     size = length[kernel]
@@ -732,7 +753,8 @@ class BusTable:
     there is a choice to make) and ``("stopped",)``. Per chance node: ``edges`` (delta, node, ways)
     without its ``loops`` (node, ways), and ``bust``, all over its ``denominator`` (exact integers);
     per decision node: ``actions`` (name, chance node); per tyre node: ``options`` (brain given up,
-    decision node), all at the same score.
+    decision node), all at the same score. Each is held as flat arrays (CSR: row ``i`` from
+    ``ptr[i]`` to ``ptr[i + 1]``), the tuples built from them when asked for.
     """
 
     mode: Mode
@@ -742,16 +764,22 @@ class BusTable:
     kind: np.ndarray
     shotguns: np.ndarray
     can_stop: np.ndarray
-    actions: tuple[tuple[tuple[str, int], ...], ...]
+    act_ptr: np.ndarray  # the actions of decision node i, in legal order: act_ptr[i] <= k < act_ptr[i + 1]
+    act_to: np.ndarray  # the chance node each rolls
+    act_name: np.ndarray  # its name, a place in `BUS_ACTIONS`
     edge_ptr: np.ndarray  # the results of chance node i: edge_ptr[i] <= k < edge_ptr[i + 1], by delta then node
     edge_delta: np.ndarray
     edge_to: np.ndarray
     edge_ways: np.ndarray
-    loops: tuple[tuple[tuple[int, int], ...], ...]  # (node, ways)
-    bust: tuple[int, ...]  # ways
-    denominator: tuple[int, ...]  # per chance node: every probability of its roll is ways / denominator
-    options: tuple[tuple[tuple[str, int], ...], ...]
-    matrices: dict[int, sp.csr_matrix]
+    loop_ptr: np.ndarray  # the loops of chance node i, in the order its roll first shows them
+    loop_to: np.ndarray
+    loop_ways: np.ndarray
+    bust_ways: np.ndarray  # per chance node
+    den_ways: np.ndarray  # per chance node: every probability of its roll is ways / den_ways
+    opt_ptr: np.ndarray  # the choices of tyre node i
+    opt_to: np.ndarray  # the decision node each leads to
+    opt_name: np.ndarray  # the brain each gives up, a place in `give_up`
+    give_up: tuple[str, ...]
     bust_f: np.ndarray
     gain_f: np.ndarray  # per chance node: E[brains; no bust], loops included (they show none)
     blocks: tuple[tuple[np.ndarray, ...], ...]
@@ -764,6 +792,38 @@ class BusTable:
 
     def __len__(self) -> int:
         return len(self.kind)
+
+    @cached_property
+    def actions(self) -> tuple[tuple[tuple[str, int], ...], ...]:
+        """Per node: (name, chance node) of each of its actions but stop, in legal order."""
+        names = [BUS_ACTIONS[a] for a in self.act_name.tolist()]
+        return _rows(self.act_ptr, list(zip(names, self.act_to.tolist())))
+
+    @cached_property
+    def options(self) -> tuple[tuple[tuple[str, int], ...], ...]:
+        """Per node: (brain given up, decision node) of each of its tyre tracks' choices."""
+        return _rows(self.opt_ptr, list(zip([self.give_up[w] for w in self.opt_name.tolist()], self.opt_to.tolist())))
+
+    @cached_property
+    def loops(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """Per node: (decision node, ways) of each result of its roll that can roll it again at once."""
+        return _rows(self.loop_ptr, list(zip(self.loop_to.tolist(), self.loop_ways.tolist())))
+
+    @cached_property
+    def bust(self) -> tuple[int, ...]:
+        """Per node: the ways of its roll that bust."""
+        return tuple(self.bust_ways.tolist())
+
+    @cached_property
+    def denominator(self) -> tuple[int, ...]:
+        """Per node: its roll's denominator (every probability of it is ways / denominator)."""
+        return tuple(self.den_ways.tolist())
+
+    @cached_property
+    def matrices(self) -> dict[int, sp.csr_matrix]:
+        """Per delta, the probabilities of the results of every roll that shows it: row a chance node, column the
+        node it leads to (column n: a sentinel the sweep pads with)."""
+        return _delta_matrices(self, np.arange(len(self)), len(self))
 
     @cached_property
     def keys(self) -> tuple:
@@ -820,29 +880,41 @@ class BusTable:
         return out
 
     @cached_property
+    def offsets(self) -> np.ndarray:
+        """Per block, how many levels behind block 0's the sweep's wavefront solves it (`policy.bus_sweep`). A node
+        reads earlier blocks at its own level and above, and ``-delta`` levels below through a roll that loses
+        brains (tyre tracks, YIELD): a block runs at least as far behind as the block before it, and at least
+        ``-delta`` levels behind each earlier block such a roll reaches. The least such offsets."""
+        fall = np.flatnonzero(self.edge_delta < 0)
+        src = self.block_of[np.searchsorted(self.edge_ptr, fall, side="right") - 1]
+        dst = self.block_of[self.edge_to[fall]]
+        lose = -self.edge_delta[fall].astype(np.int64)
+        cross = (dst >= 0) & (dst != src)
+        out = np.zeros(len(self.blocks), dtype=np.int64)
+        for b in range(1, len(self.blocks)):
+            pick = cross & (src == b)
+            out[b] = max(int(out[b - 1]), int((out[dst[pick]] + lose[pick]).max(initial=0)))
+        return out
+
+    @cached_property
     def back_nodes(self) -> np.ndarray:
         """The nodes a roll reaches at a lower level of its own block (rescues with YIELD), sorted."""
-        out = set()
-        for d, m in self.matrices.items():
-            if d < 0:
-                coo = m.tocoo()
-                same = self.block_of[coo.col] == self.block_of[coo.row]
-                out.update(coo.col[same].tolist())
-        return np.array(sorted(out), dtype=int)
+        fall = np.flatnonzero(self.edge_delta < 0)
+        src = np.searchsorted(self.edge_ptr, fall, side="right") - 1
+        dst = self.edge_to[fall]
+        return np.unique(dst[self.block_of[dst] == self.block_of[src]]).astype(int)
 
     @cached_property
     def ways(self) -> sp.csr_matrix:
         """Every roll's results as exact ways in one integer matrix: row a chance node, column
         ``(delta - min_delta) * (n + 1) + node`` (the probability is ways / denominator; loops excluded)."""
-        n, den = len(self), np.array(self.denominator, dtype=np.float64)
-        rows, cols, ways = [], [], []
-        for d, m in self.matrices.items():
-            coo = m.tocoo()
-            rows.append(coo.row)
-            cols.append((d - self.min_delta) * (n + 1) + coo.col)
-            ways.append(np.rint(coo.data * den[coo.row]))  # w / den * den rounds back to w: den < 2**30
-        return sp.csr_matrix((np.concatenate(ways).astype(np.uint64), (np.concatenate(rows), np.concatenate(cols))),
-                             shape=(n, (self.max_delta - self.min_delta + 1) * (n + 1)))
+        n, width = len(self), self.max_delta - self.min_delta + 1
+        columns = self.edge_to + (self.edge_delta.astype(np.int64) - self.min_delta) * (n + 1)  # (ascending per row)
+        return sp.csr_matrix((self.edge_ways.astype(np.uint64), columns, self.edge_ptr), shape=(n, width * (n + 1)))
+
+    def padded_options(self, tyre: np.ndarray) -> np.ndarray:
+        """Tyre nodes' choices (decision nodes), a row each, padded with the sentinel ``len(self)``."""
+        return _padded(self.opt_ptr, self.opt_to, tyre, len(self))
 
     @cached_property
     def layer_arrays(self) -> tuple[tuple[dict, ...], ...]:
@@ -853,40 +925,50 @@ class BusTable:
             layers = []
             for layer in block:
                 kinds = self.kind[layer]
-                chance = layer[kinds == CHANCE]
-                decision = layer[kinds == DECISION]
-                tyre = layer[kinds == TYRE]
-                entry: dict = {"chance": chance, "decision": decision, "tyre": tyre}  # loops: [(rows of chance, ...)]
-                entry["mats"] = tuple((d, m[chance]) for d, m in self.matrices.items() if m[chance].nnz)
-                by_count: dict[int, list[int]] = {}  # the chance nodes with loops (most have none), by how many
-                for r, c in enumerate(chance.tolist()):
-                    if self.loops[c]:
-                        by_count.setdefault(len(self.loops[c]), []).append(r)
-                entry["loops"] = []
-                for k, looped in sorted(by_count.items()):
-                    succ = np.full((len(looped), k), n)
-                    prob = np.zeros((len(looped), k))
-                    other = np.full((len(looped), k, 2), n)
-                    for row, r in enumerate(looped):
-                        c = int(chance[r])
-                        for m, (h, p) in enumerate(self.loops[c]):
-                            succ[row, m], prob[row, m] = h, p / self.denominator[c]
-                            rest = [a for _, a in self.actions[h] if a != c]
-                            other[row, m, :len(rest)] = rest
-                    entry["loops"].append((np.array(looped), succ, prob, other))
-                width = max((len(self.actions[i]) for i in decision), default=0)
-                acts = np.full((len(decision), max(width, 1)), n)
-                for r, i in enumerate(decision.tolist()):
-                    acts[r, :len(self.actions[i])] = [a for _, a in self.actions[i]]
-                entry["actions"] = acts
-                width = max((len(self.options[i]) for i in tyre), default=0)
-                opts = np.full((len(tyre), max(width, 1)), n)
-                for r, i in enumerate(tyre.tolist()):
-                    opts[r, :len(self.options[i])] = [o for _, o in self.options[i]]
-                entry["options"] = opts
-                layers.append(entry)
+                chance, decision, tyre = (layer[kinds == k] for k in (CHANCE, DECISION, TYRE))
+                layers.append({"chance": chance, "decision": decision, "tyre": tyre,
+                               "mats": tuple(_delta_matrices(self, chance, n).items()),
+                               "loops": self._loop_arrays(chance),
+                               "actions": _padded(self.act_ptr, self.act_to, decision, n),
+                               "options": self.padded_options(tyre)})
             out.append(tuple(layers))
         return tuple(out)
+
+    def _loop_arrays(self, chance: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+        """The chance nodes with loops (most have none), grouped by how many: their rows of `chance`, and per loop its
+        decision, its probability and that decision's other actions (padded with the sentinel to two)."""
+        n = len(self)
+        count = self.loop_ptr[chance + 1] - self.loop_ptr[chance]
+        out = []
+        for k in np.unique(count[count > 0]).tolist():
+            looped = np.flatnonzero(count == k)
+            c = chance[looped]
+            at = self.loop_ptr[c][:, None] + np.arange(k)
+            succ = self.loop_to[at].astype(np.int64)
+            prob = self.loop_ways[at] / self.den_ways[c][:, None]
+            acts = _padded(self.act_ptr, self.act_to, succ.ravel(), n, 2).reshape(len(c), k, 2)
+            rolls_c = acts == c[:, None, None]
+            other = acts.copy()
+            other[..., 0] = np.where(rolls_c[..., 0], acts[..., 1], acts[..., 0])
+            other[..., 1] = np.where(rolls_c.any(axis=2), n, acts[..., 1])
+            out.append((looped, succ, prob, other))
+        return out
+
+
+def _delta_matrices(table: BusTable, rows: np.ndarray, n: int) -> dict[int, sp.csr_matrix]:
+    """Per delta shown (ascending), the probabilities of the results of the rolls of chance nodes `rows`: a row each,
+    a column per node and the sentinel (n)."""
+    counts = table.edge_ptr[rows + 1] - table.edge_ptr[rows]
+    at = spread(table.edge_ptr, rows)
+    row = np.repeat(np.arange(len(rows)), counts)
+    delta = table.edge_delta[at]
+    p = table.edge_ways[at] / table.den_ways[rows][row]
+    out = {}
+    for d in np.unique(delta).tolist():
+        pick = np.flatnonzero(delta == d)
+        ptr = np.searchsorted(row[pick], np.arange(len(rows) + 1))
+        out[d] = sp.csr_matrix((p[pick], table.edge_to[at[pick]], ptr), shape=(len(rows), n + 1))
+    return out
 
 
 @cache
@@ -923,7 +1005,7 @@ def _bus_faces_arrays(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, .
 # roll's token flag (8, 9), tyre tracks' token flag (10, 11), the turn ended by STOP (12).
 _SUBS, _TOKENS = 16, 32
 _ROLL, _BUS, _TYRE, _STOP = 6, 8, 10, 12
-_ACTIONS = ("roll", "get-off", "board", "stay")
+BUS_ACTIONS = ("roll", "get-off", "board", "stay")
 _PHASES = ("ready", "riding", "out")
 _AFTER = ("ready", "out")  # an ordinary roll's phase after it
 
@@ -965,11 +1047,28 @@ _NONE = (np.zeros(0, dtype=np.int64),) * 3 + (lambda p, ids: None,)  # no node o
 
 
 def _compact(parent: np.ndarray, delta: np.ndarray, child: np.ndarray, ways: np.ndarray) -> tuple[np.ndarray, ...]:
-    """A level's roll results as the search keeps them: int32 nodes and ways, int16 deltas (the sequel's bus turn
-    has 71 million; its denominators, and so its ways, stay below 2**30)."""
+    """Roll results as the search keeps them: int32 nodes and ways, int16 deltas (the sequel's bus turn has 71
+    million; its denominators, and so its ways, stay below 2**30)."""
     if len(ways) and int(ways.max()) >= 2**31:
         raise OverflowError("a roll's ways do not fit 32 bits")
     return parent.astype(np.int32), delta.astype(np.int16), child.astype(np.int32), ways.astype(np.int32)
+
+
+def _merged_results(chunks: list[tuple[np.ndarray, ...]], n: int) -> tuple[np.ndarray, ...]:
+    """One level's roll results (`_compact`, nodes below `n`) merged per (node, delta, target), in that order: the
+    nodes, deltas, targets, summed ways, and where each first appeared among them (a loop's place among its node's)."""
+    ri, rd, rj, rw = (np.concatenate(c) for c in zip(*chunks))
+    low = int(rd.min(initial=0))
+    key = (ri.astype(np.int64) * (int(rd.max(initial=0)) - low + 1) + (rd - low)) * n + rj
+    sort = np.argsort(key, kind="stable")
+    first = np.flatnonzero(np.concatenate([[True], np.diff(key[sort]) != 0]))
+    del key
+    if not len(sort):
+        return ri, rd, rj, rw, sort.astype(np.int32)
+    met = np.minimum.reduceat(sort, first).astype(np.int32)
+    rw = np.add.reduceat(rw[sort], first)
+    pick = sort[first]
+    return ri[pick], rd[pick], rj[pick], rw, met
 
 
 class _BusSearch:
@@ -1082,8 +1181,11 @@ class _BusSearch:
             ids = np.empty(len(order), dtype=np.int64)
             ids[order] = self.nodes.ids(np.concatenate([f[2] for f in found])[order])
             at = np.cumsum([0] + [len(f[0]) for f in found])
+            held = len(self.results)
             for (p, _, _, keep), a, b in zip(found, at[:-1], at[1:]):
                 keep(p, ids[a:b])
+            if len(self.results) > held:  # (parents of one level: disjoint from every other level's, and after them)
+                self.results[held:] = [_merged_results(self.results[held:], self.nodes.count)]
             level = np.arange(before, self.nodes.count)
 
     def decide(self, level, sub, s, code):
@@ -1111,7 +1213,7 @@ class _BusSearch:
         names = np.concatenate([first_name, names2])
 
         def keep(p, ids):
-            self.acts.append((p, slot, names, ids))
+            self.acts.append((p, slot, names, ids.astype(np.int32)))  # (a copy: not a view holding the level's)
         return parent, slot, np.concatenate([first, keys2]), keep
 
     def tyre(self, level, sub, s, code):
@@ -1121,7 +1223,7 @@ class _BusSearch:
         slot = np.arange(len(row)) - np.searchsorted(row, row)
 
         def keep(p, ids):
-            self.opts.append((p, slot, which, ids))
+            self.opts.append((p, slot, which, ids.astype(np.int32)))
         return node[row], slot, self.keys(after, 2 * 2, s[row]), keep
 
     def roll(self, level, sub, s, code):
@@ -1191,16 +1293,11 @@ def bus_table_for(mode_name: str, recycle: str = "before-draw", root: BusState |
     return (_bus_whole if root is None else _bus_rooted)(mode_name, recycle, root)
 
 
-def _grouped(parent: np.ndarray, slot: np.ndarray, items: list, n: int) -> list[tuple]:
-    """Per node, its (item, child) pairs in slot order (actions, options)."""
-    out: list[tuple] = [()] * n
+def _csr(parent: np.ndarray, slot: np.ndarray, n: int, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Items of `n` nodes, given as (parent, place among its items) and their `columns`, as CSR arrays: the pointers,
+    then each column in order (actions, options, loops)."""
     order = np.lexsort((slot, parent))
-    parent = parent[order]
-    items = [items[k] for k in order.tolist()]
-    at = np.searchsorted(parent, np.arange(n + 1))
-    for i in np.unique(parent).tolist():
-        out[i] = tuple(items[at[i]:at[i + 1]])
-    return out
+    return np.searchsorted(parent[order], np.arange(n + 1)), *(c[order] for c in columns)
 
 
 def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
@@ -1210,48 +1307,44 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     start = root if root is not None else BusState(dice)
     search = _BusSearch(mode, recycle)
     search.run(start)
-    key = search.nodes.values
+    key, dice_codes, give_up_names = search.nodes.values, search.dice.values, search.give_up_names()
+    acts, opts, rolled, results = search.acts, search.opts, search.rolled, search.results
+    del search  # (its rolls' kernels: a gigabyte for the sequel)
     n = len(key)
     x, sub, s = key // (_SUBS * _TOKENS), key // _TOKENS % _SUBS, key % _TOKENS
-    code = search.dice.values[x]
+    code = dice_codes[x]
     kind = np.select([sub < _ROLL, sub < _TYRE, sub < _STOP], [DECISION, CHANCE, TYRE], STOPPED).astype(np.int8)
     shotguns = np.where(kind == STOPPED, 0, _codes(mode).shotgun_counts(code) + s)
-    ai, a_slot, name, ac = (np.concatenate(c) for c in zip(*search.acts))
-    actions = _grouped(ai, a_slot, list(zip([_ACTIONS[a] for a in name.tolist()], ac.tolist())), n)
-    if search.opts:
-        oi, o_slot, which, oo = (np.concatenate(c) for c in zip(*search.opts))
-        names = search.give_up_names()
-        options = _grouped(oi, o_slot, list(zip([names[w] for w in which.tolist()], oo.tolist())), n)
-    else:
-        oi = oo = np.zeros(0, dtype=np.int64)
-        options = [()] * n
-    rolled, bust_ways, den_ways = (np.concatenate(c) for c in zip(*search.rolled))
+    ai, a_slot, name, ac = (np.concatenate(c) for c in zip(*acts))
+    act_ptr, act_to, act_name = _csr(ai, a_slot, n, ac, name.astype(np.int8))
+    oi, o_slot, which, oo = (np.concatenate(c) for c in zip(*opts)) if opts else (np.zeros(0, dtype=np.int64),) * 4
+    opt_ptr, opt_to, opt_name = _csr(oi, o_slot, n, oo.astype(np.int32), which.astype(np.int8))
+    rolled, bust_ways, den_ways = (np.concatenate(c) for c in zip(*rolled))
     den = np.ones(n, dtype=np.int64)
     den[rolled] = den_ways
     bust = np.zeros(n, dtype=np.int64)
     bust[rolled] = bust_ways
-    # every result of every chance node, merged per (node, delta, target)
-    results, search.results = search.results, []  # (held once: the sequel's are a gigabyte)
-    ri, rd, rj, rw = (np.concatenate(c) for c in zip(*results))  # (each node's in its roll's order)
+    # every result of every chance node, merged per (node, delta, target) level by level (`_merged_results`): the
+    # levels one after another are in that order; each column joined while the levels' copies of it are let go
+    columns: list = list(zip(*results))
     del results
-    low = int(rd.min(initial=0))
-    order_key = (ri.astype(np.int64) * (int(rd.max(initial=0)) - low + 1) + (rd - low)) * n + rj  # (node, delta, to)
-    sort = np.argsort(order_key, kind="stable")
-    first = np.flatnonzero(np.concatenate([[True], np.diff(order_key[sort]) != 0]))
-    del order_key
-    met = np.minimum.reduceat(sort, first) if len(sort) else sort  # where each merged result first appeared
-    rw = np.add.reduceat(rw[sort], first) if len(rw) else rw
-    pick = sort[first]
-    del sort, first
-    ri, rd, rj = ri[pick], rd[pick], rj[pick]
+    for k, column in enumerate(columns):
+        columns[k] = np.concatenate(column)
+    ri, rd, rj, rw, met = columns
+    del columns, column
     # a result is a loop when it shows no brain and is a decision that can roll the same chance node again
-    rolls = np.full((n, 2), -1)  # per decision, the chance nodes its actions roll (at most two)
+    rolls = np.full((n, 2), -1, dtype=np.int32)  # per decision, the chance nodes its actions roll (at most two)
     rolls[ai, a_slot] = ac
-    is_loop = (rd == 0) & ((rolls[rj, 0] == ri) | (rolls[rj, 1] == ri))
+    zero = np.flatnonzero(rd == 0)
+    is_loop = np.zeros(len(ri), dtype=bool)
+    is_loop[zero[(rolls[rj[zero], 0] == ri[zero]) | (rolls[rj[zero], 1] == ri[zero])]] = True
+    del zero
     li, lj, lw = ri[is_loop], rj[is_loop], rw[is_loop]
-    loops = _grouped(li, met[is_loop], list(zip(lj.tolist(), lw.tolist())), n)
+    loop_ptr, loop_to, loop_ways = _csr(li, met[is_loop], n, lj, lw)
+    del met
     keep = ~is_loop
     ri, rd, rj, rw = ri[keep], rd[keep], rj[keep], rw[keep]
+    del keep, is_loop
     edge_ptr = np.searchsorted(ri, np.arange(n + 1))
     # blocks in sweep order: the bus out (0), tyre tracks (1), the bus not out yet (2); most shotguns first in each
     phase_out = ((sub < _ROLL) & (sub // 2 == 2)) | (sub == _ROLL + 1)
@@ -1262,7 +1355,7 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     n_blocks = len(order) - (order[0] == -1)
     if (block_of[ac] > block_of[ai]).any():
         raise ValueError("an action leads to a later block")
-    b_from, b_to = block_of[ri], block_of[rj]
+    b_from, b_to = (block_of.astype(np.int16)[r] for r in (ri, rj))
     if (b_to > b_from).any():
         raise ValueError("a roll leads to a later block")
     same = b_to == b_from
@@ -1281,15 +1374,12 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     dst = np.concatenate([ac[inside[0]], rj[inside[1]], ba[inside[2]]])
     depth = _depths(n, src, dst)
     blocks = tuple(_layered(np.flatnonzero(block_of == b), depth) for b in range(n_blocks))
-    vals = rw / den[ri]
+    del b_from, b_to, same
+    gain = np.zeros(n)  # per chance node, E[brains; no bust]: its results a few million at a time, each node's in one
+    cuts = edge_ptr[np.unique(np.searchsorted(edge_ptr, np.arange(0, len(ri), _CHUNK)))].tolist() + [len(ri)]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        gain += np.bincount(ri[a:b], weights=rd[a:b] * (rw[a:b] / den[ri[a:b]]), minlength=n)
     max_delta, min_delta = int(rd.max(initial=0)), int(min(0, rd.min(initial=0)))
-    matrices = {}
-    for delta in range(min_delta, max_delta + 1):
-        pick = rd == delta
-        if pick.any():  # column n: a sentinel the sweep pads with
-            matrices[delta] = sp.csr_matrix((vals[pick], (ri[pick], rj[pick])), shape=(n, n + 1))
-    gain = np.zeros(n)
-    np.add.at(gain, ri, rd * vals)
     root_is_start = root is None or (root.phase == "ready" and not (any(root.dice.hand) or any(root.dice.brains)
                                                                      or any(root.dice.shotguns)
                                                                      or any(root.dice.aside)))
@@ -1297,9 +1387,10 @@ def _bus_table(mode_name: str, recycle: str, root: BusState | None) -> BusTable:
     can_stop[0] = not root_is_start
     return BusTable(
         mode=mode, recycle=recycle, dice_codes=code, subs=key % (_SUBS * _TOKENS), kind=kind, shotguns=shotguns,
-        can_stop=can_stop, actions=tuple(actions), edge_ptr=edge_ptr, edge_delta=rd, edge_to=rj, edge_ways=rw,
-        loops=tuple(loops), bust=tuple(bust.tolist()), denominator=tuple(den.tolist()), options=tuple(options),
-        matrices=matrices, bust_f=bust / den, gain_f=gain,
+        can_stop=can_stop, act_ptr=act_ptr, act_to=act_to, act_name=act_name,
+        edge_ptr=edge_ptr, edge_delta=rd, edge_to=rj, edge_ways=rw, loop_ptr=loop_ptr, loop_to=loop_to,
+        loop_ways=loop_ways, bust_ways=bust, den_ways=den, opt_ptr=opt_ptr, opt_to=opt_to, opt_name=opt_name,
+        give_up=give_up_names, bust_f=bust / den, gain_f=gain,
         blocks=blocks, cyclic=tuple(cyclic), min_delta=min_delta, max_delta=max_delta, root=root,
     )
 

@@ -335,7 +335,7 @@ SEQUEL_BUS_JOB = "/v1/solutions/solution-direct-to-video-sequel-bus-before-draw-
 
 def waits_for_the_sequel_bus_solution(response: Any) -> None:
     """The sequel's bus turn far from a bust is read from its stored solution, which this run does not build (it takes
-    11 GiB; tests/conftest.py allows 4): a 503 naming the job that builds it and why its last build failed."""
+    6 GiB; tests/conftest.py allows 4): a 503 naming the job that builds it and why its last build failed."""
     waiting = problem(response, 503)
     assert waiting["job"] == SEQUEL_BUS_JOB and int(response.headers["Retry-After"]) > 0
 
@@ -567,7 +567,7 @@ def test_the_sequel_with_the_bus_is_solved_for_the_request_only_near_a_bust(clie
 
 
 def test_the_sequel_with_the_bus_near_a_bust_is_read_from_its_solution_once_built() -> None:
-    """Solved for the request only while its solution is not built (the build takes 11 GiB): once built, read from
+    """Solved for the request only while its solution is not built (the build takes 6 GiB): once built, read from
     it like every other position (milliseconds; solved here, seconds)."""
     from analysis.odds import stored_solution
 

@@ -220,7 +220,7 @@ def test_solutions_build_refuses_what_this_machine_cannot_hold(tmp_path: Path,
                  "--variant", "before-draw")
     assert result.exit_code == 1
     assert "not built: direct-to-video-sequel, School Bus, before-draw: the build of mode direct-to-video-sequel " \
-           "with the School Bus takes up to 11.0 GiB" in result.output
+           "with the School Bus takes up to 6.0 GiB" in result.output
 
 
 def test_tables_build_computes_once_and_says_where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

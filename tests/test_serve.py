@@ -309,7 +309,7 @@ def test_a_server_whose_redis_is_down_starts_and_says_so(tmp_path: Path) -> None
 def test_a_servers_background_builder_ends_with_the_server(tmp_path: Path) -> None:
     """On the embedded default a server starts a builder of the missing solutions, a child process of its own session
     (a worker's recycling does not end it). Stopping the server stops it: it kept building alone, into the memory of
-    an 11 GiB build, after the server it worked for was gone. A build it cuts short leaves nothing in the store."""
+    a 6 GiB build, after the server it worked for was gone. A build it cuts short leaves nothing in the store."""
     solutions = tmp_path / "solutions"
     lock = solutions / "locks" / "solutions-builder.lock"
     server = Server(tmp_path, "--workers", "1", env={"ZOMBIE_ODDS_SOLUTIONS": str(solutions)})

@@ -39,9 +39,9 @@ from .celery_app import embedded
 from .shared import store as shared_store
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store
 
-__all__ = ["combinations", "NotEnoughMemory", "available_memory", "SolutionStatus", "solution_key", "job_id", "load",
-           "build_and_store", "status", "submit", "submit_missing", "build_in_background", "build_missing",
-           "build_solution", "forget_caches", "server"]
+__all__ = ["combinations", "NotEnoughMemory", "available_memory", "check_memory", "build_memory", "SolutionStatus",
+           "solution_key", "job_id", "load", "build_and_store", "status", "submit", "submit_missing",
+           "build_in_background", "build_missing", "build_solution", "forget_caches", "server"]
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def build_and_store(mode: str, recycle: str, bus: bool = False) -> str:
         if shelf.has_arrays(key):
             return shelf.array_digest(key) or ""
         try:
-            _check_memory(mode, bus)
+            check_memory(mode, bus)
             meta, arrays = build(mode, recycle, bus)
             digest = shelf.put_arrays(key, meta, arrays)
         except Exception as e:
@@ -119,7 +119,7 @@ class NotEnoughMemory(MemoryError):
     """This machine has less memory available than a build takes (`analysis.stored.build_memory`)."""
 
 
-def _check_memory(mode: str, bus: bool) -> None:
+def check_memory(mode: str, bus: bool) -> None:
     """Refuse to start a build the machine cannot hold (the kernel would kill it midway), or that takes more than
     `ZOMBIE_ODDS_BUILD_MEMORY` GiB, saying what it needs."""
     need, free = build_memory(mode, bus), available_memory()
