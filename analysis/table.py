@@ -883,8 +883,9 @@ class BusTable:
     def offsets(self) -> np.ndarray:
         """Per block, how many levels behind block 0's the sweep's wavefront solves it (`policy.bus_sweep`). A node
         reads earlier blocks at its own level and above, and ``-delta`` levels below through a roll that loses
-        brains (tyre tracks, YIELD): a block runs at least as far behind as the block before it, and at least
-        ``-delta`` levels behind each earlier block such a roll reaches. The least such offsets."""
+        brains (tyre tracks, YIELD): a block runs at least as far behind as the block before it (then the earlier
+        blocks' levels at and above its own are done first), and at least ``-delta`` levels further behind than
+        each earlier block such a roll reaches. The least such offsets."""
         fall = np.flatnonzero(self.edge_delta < 0)
         src = self.block_of[np.searchsorted(self.edge_ptr, fall, side="right") - 1]
         dst = self.block_of[self.edge_to[fall]]

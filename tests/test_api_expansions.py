@@ -618,4 +618,4 @@ def test_the_spec_names_every_die_effect_and_mode() -> None:
 def test_the_command_line_builds_the_sequel_bus_solution_only_where_it_fits() -> None:
     result = CliRunner().invoke(main, ["odds", "--mode", SEQUEL, "--school-bus"])
     assert result.exit_code == 1
-    assert "the build of mode direct-to-video-sequel with the School Bus takes up to 11.0 GiB" in result.stderr
+    assert "the build of mode direct-to-video-sequel with the School Bus takes up to 6.0 GiB" in result.stderr

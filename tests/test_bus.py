@@ -338,6 +338,23 @@ def test_sweep_order(rooted):
                     assert table.cyclic[block_of[i]] and j in set(table.back_nodes.tolist())
 
 
+def test_the_wavefront_solves_what_a_node_reads_before_it(original_table, rooted):
+    """`BusTable.offsets`: block b solves level T at step ``T - offsets[b]`` (blocks in order within a step), so every
+    node of an earlier block that a roll reads at ``T + delta`` is solved first; and no block runs further behind
+    than that asks."""
+    for table in (original_table, rooted[1]):
+        offsets, block_of = table.offsets, table.block_of
+        assert (np.diff(offsets) >= 0).all() and offsets[0] == 0
+        need = np.zeros(len(offsets), dtype=int)
+        for i in np.flatnonzero(table.kind == CHANCE).tolist():
+            for d, j, _ in table.edges[i]:
+                a, b = block_of[i], block_of[j]
+                if 0 <= b < a:  # read at T + d: solved at step T + d - offsets[b], not after T - offsets[a]
+                    assert offsets[a] >= offsets[b] - d
+                    need[a] = max(need[a], offsets[b] - d)
+        assert all(offsets[a] == max(offsets[a - 1], need[a]) for a in range(1, len(offsets)))
+
+
 def test_only_rescues_with_yield_make_cycles(original_table, rooted):
     assert not any(original_table.cyclic)
     p, table, _ = rooted

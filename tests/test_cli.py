@@ -188,7 +188,7 @@ def test_odds_whose_solution_this_machine_cannot_build_exit_1_saying_what_it_nee
     result = run("odds", "--school-bus", "--mode", "direct-to-video-sequel", "--footprints", "green,red", "--brains",
                  "green", "--riding")
     assert result.exit_code == 1
-    assert "Error: the build of mode direct-to-video-sequel with the School Bus takes up to 11.0 GiB" in result.output
+    assert "Error: the build of mode direct-to-video-sequel with the School Bus takes up to 6.0 GiB" in result.output
 
 
 def test_serve_runs_gunicorn_on_a_warm_preloaded_app(warm: None, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,6 +221,16 @@ def test_solutions_build_refuses_what_this_machine_cannot_hold(tmp_path: Path,
     assert result.exit_code == 1
     assert "not built: direct-to-video-sequel, School Bus, before-draw: the build of mode direct-to-video-sequel " \
            "with the School Bus takes up to 6.0 GiB" in result.output
+
+
+def test_solutions_build_runs_builds_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With several jobs each build runs in a process of its own, and the command reports every one."""
+    monkeypatch.setenv("ZOMBIE_ODDS_SOLUTIONS", str(tmp_path))
+    result = run("solutions", "build", "--jobs", "2", "--mode", "original", "--no-school-bus")
+    assert result.exit_code == 0, result.output
+    assert "original, before-draw: built (10,766 states" in result.output
+    assert "original, draw-then-recycle: built (10,766 states" in result.output
+    assert len(list(tmp_path.glob("solution--original--*"))) == 2
 
 
 def test_tables_build_computes_once_and_says_where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -155,20 +155,20 @@ def test_a_build_this_machine_cannot_hold_is_not_started_and_says_what_it_needs(
     midway): its job fails saying what it needs, and a question it would answer is a 503 that says so, asking for
     the build again (the memory may be there by then)."""
     monkeypatch.setenv("ZOMBIE_ODDS_SOLUTIONS", str(tmp_path))
-    with pytest.raises(solutions.NotEnoughMemory, match=r"takes up to 11\.0 GiB .* may take 4\.0 GiB \(ZOMBIE"):
+    with pytest.raises(solutions.NotEnoughMemory, match=r"takes up to 6\.0 GiB .* may take 4\.0 GiB \(ZOMBIE"):
         solutions.build_and_store("direct-to-video-sequel", "before-draw", True)  # (tests/conftest.py's limit)
     monkeypatch.delenv("ZOMBIE_ODDS_BUILD_MEMORY")
     monkeypatch.setattr(solutions, "available_memory", lambda: 2**30)
-    with pytest.raises(solutions.NotEnoughMemory, match=r"takes up to 11\.0 GiB .* has 1\.0 GiB available"):
+    with pytest.raises(solutions.NotEnoughMemory, match=r"takes up to 6\.0 GiB .* has 1\.0 GiB available"):
         solutions.build_and_store("direct-to-video-sequel", "before-draw", True)
     assert not solutions.store().has_arrays(solutions.solution_key("direct-to-video-sequel", "before-draw", True))
     job = client.get("/v1/solutions/solution-direct-to-video-sequel-bus-before-draw-v1").get_json()
-    assert job["state"] == "failed" and "11.0 GiB" in job["error"]
+    assert job["state"] == "failed" and "6.0 GiB" in job["error"]
     asked: list[object] = []
     monkeypatch.setattr(solutions, "build_in_background", asked.append)  # (no child that would build it here)
     answer = client.get("/v1/odds?mode=direct-to-video-sequel&school_bus=true&footprints=green&brains=green,yellow")
     assert answer.status_code == 503 and answer.mimetype == "application/problem+json"
-    assert "its last build failed" in answer.get_json()["detail"] and "11.0 GiB" in answer.get_json()["detail"]
+    assert "its last build failed" in answer.get_json()["detail"] and "6.0 GiB" in answer.get_json()["detail"]
     assert asked == [("direct-to-video-sequel", "before-draw", True)]
 
 
