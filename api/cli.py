@@ -344,10 +344,10 @@ def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...], bus: bool
 
 
 def _built(chosen: list[tuple[str, str, bool]], jobs: int) -> Iterator[tuple[str, str, bool, str | None]]:
-    """Build each of `chosen` (`workers.solutions.build_and_store`), `jobs` at a time: with one, in this process, in
-    order; with more, each in a new process (which gives its memory back), the largest (by memory) first. Yields
-    each as it is done, with why it was not built (too little memory left), or None."""
-    if jobs == 1:
+    """Build each of `chosen` (`workers.solutions.build_and_store`), `jobs` at a time: one at a time in this process,
+    in order; more, each in a new process (which gives its memory back), the largest (by memory) first. Yields each
+    as it is done, with why it was not built (too little memory left), or None."""
+    if min(jobs, len(chosen)) <= 1:
         for mode, variant, b in chosen:
             yield mode, variant, b, _build_one(mode, variant, b)
         return
