@@ -313,9 +313,9 @@ def solutions() -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...], bus: bool | None, jobs: int,
                     quiet: bool) -> None:
-    """Solve each chosen mode's whole turn and store it (the sequel's takes about half a minute of CPU and 2.4 GB,
-    with the School Bus about 8 minutes and 5 GB; the other modes' with the School Bus up to 40 s and 1.3 GB, the
-    rest seconds). With several jobs the largest builds start first. A stored solution is not built again; a build
+    """Solve each chosen mode's whole turn and store it (the sequel's takes about 20 s of CPU and 2.4 GB, with the
+    School Bus about 8 minutes and 5.4 GB; the other modes' with the School Bus up to 26 s and 1.2 GB, the rest
+    seconds). With several jobs the largest builds start first. A stored solution is not built again; a build
     this machine has not the memory for is not started (the command says so and fails, after building the others)."""
     chosen = [(m, v, b) for m, v, b in solution_jobs.combinations() if (not modes or m in modes) and
               (not variants or v in variants) and (bus is None or b == bus)]
@@ -352,7 +352,9 @@ def _built(chosen: list[tuple[str, str, bool]], jobs: int) -> Iterator[tuple[str
             yield mode, variant, b, _build_one(mode, variant, b)
         return
     order = sorted(chosen, key=lambda c: -solution_jobs.build_memory(c[0], c[2]))
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=1) as pool:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # (imported once: each build's process is a fork of that one)
+    with ProcessPoolExecutor(jobs, mp_context=context, max_tasks_per_child=1) as pool:
         futures = {pool.submit(_build_one, *c): c for c in order}
         for future in as_completed(futures):
             yield *futures[future], future.result()
