@@ -75,7 +75,7 @@ from scipy.sparse import _sparsetools  # csr_matvec(s): scipy's product on a CSR
 from .kept import kept
 from .objectives import Objective
 from .position import BusState, DiceState
-from .table import CHANCE, TYRE, BusTable, Table, bus_table_for, spread, table_for
+from .table import CHANCE, TYRE, BusTable, Table, bus_table_for, owners, spread, table_for
 
 __all__ = ["Solution", "solve", "sweep", "sweep_levels", "CAP_MARGIN", "stop_bound", "BusSolution", "bus_solve",
            "bus_stop_bound", "close_loops", "CANDIDATE_MARGIN"]
@@ -529,14 +529,13 @@ def bus_block_bounds(table: BusTable) -> np.ndarray:
     """Per block, a score above which every decision of the block stops (`bus_stop_bound`): inf for a
     block with a roll that cannot bust (or that leads to one). A block with rolls to its own lower
     levels (``table.cyclic``) escapes the induction: `bus_solve` checks its result instead."""
-    block_of = table.block_of
+    block_of, small = table.block_of, table.block_of.astype(np.int16)
     src, dst, delta = [], [], []
     for ptr, to, shown in ((table.edge_ptr, table.edge_to, table.edge_delta), (table.act_ptr, table.act_to, None),
                            (table.opt_ptr, table.opt_to, None)):
-        b_from = np.repeat(block_of.astype(np.int16), np.diff(ptr))
-        b_to = block_of.astype(np.int16)[to]
+        b_from, b_to = np.repeat(small, np.diff(ptr)), small[to]
         at = np.flatnonzero((b_to >= 0) & (b_to != b_from))  # (links across blocks: a few)
-        src.append(np.searchsorted(ptr, at, side="right") - 1)
+        src.append(owners(ptr, at))
         dst.append(to[at].astype(np.int64))
         delta.append(shown[at].astype(np.int64) if shown is not None else np.zeros(len(at), dtype=np.int64))
     src, dst, delta = np.concatenate(src), np.concatenate(dst), np.concatenate(delta)

@@ -415,6 +415,11 @@ def spread(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.repeat(ptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
 
 
+def owners(ptr: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The row of each of the places `at` in CSR arrays with pointers `ptr` (`spread` the other way)."""
+    return np.searchsorted(ptr, at, side="right") - 1
+
+
 def _padded(ptr: np.ndarray, to: np.ndarray, rows: np.ndarray, fill: int, width: int = 1) -> np.ndarray:
     """The items of `rows` in CSR arrays (`spread`), a row each, padded with `fill` (at least `width` wide)."""
     counts = ptr[rows + 1] - ptr[rows]
@@ -886,10 +891,8 @@ class BusTable:
         brains (tyre tracks, YIELD): a block runs at least as far behind as the block before it (then the earlier
         blocks' levels at and above its own are done first), and at least ``-delta`` levels further behind than
         each earlier block such a roll reaches. The least such offsets."""
-        fall = np.flatnonzero(self.edge_delta < 0)
-        src = self.block_of[np.searchsorted(self.edge_ptr, fall, side="right") - 1]
-        dst = self.block_of[self.edge_to[fall]]
-        lose = -self.edge_delta[fall].astype(np.int64)
+        src, dst, lose = self.falls
+        src, dst = self.block_of[src], self.block_of[dst]
         cross = (dst >= 0) & (dst != src)
         out = np.zeros(len(self.blocks), dtype=np.int64)
         for b in range(1, len(self.blocks)):
@@ -898,12 +901,17 @@ class BusTable:
         return out
 
     @cached_property
+    def falls(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every roll's result that loses brains (tyre tracks, YIELD): the chance node, the node it leads to and the
+        brains lost."""
+        fall = np.flatnonzero(self.edge_delta < 0)
+        return owners(self.edge_ptr, fall), self.edge_to[fall].astype(np.int64), -self.edge_delta[fall].astype(np.int64)
+
+    @cached_property
     def back_nodes(self) -> np.ndarray:
         """The nodes a roll reaches at a lower level of its own block (rescues with YIELD), sorted."""
-        fall = np.flatnonzero(self.edge_delta < 0)
-        src = np.searchsorted(self.edge_ptr, fall, side="right") - 1
-        dst = self.edge_to[fall]
-        return np.unique(dst[self.block_of[dst] == self.block_of[src]]).astype(int)
+        src, dst, _ = self.falls
+        return np.unique(dst[self.block_of[dst] == self.block_of[src]])
 
     @cached_property
     def ways(self) -> sp.csr_matrix:
