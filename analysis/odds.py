@@ -33,7 +33,7 @@ from .game.advice import WinAdvice, win_advice
 from .objectives import ExpectedBrains, Objective, Win, parse_objective
 from .policy import BusSolution, bus_solve, solve
 from .position import BusState, FieldError, Position, PositionError
-from .roll import NextRoll, legal_actions, next_roll
+from .roll import NextRoll, Transition, legal_actions, next_roll
 from .solutions import StoredTurn, decide
 from .stored import DEFAULT_BUILD_MEMORY, build_memory
 from .table import bus_table_for, table_for
@@ -261,17 +261,27 @@ def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn, distributi
     decision = Decision(action=decide(values, turn.within), objective=ExpectedBrains(), roll=values[roll_action],
                         stop=stop, actions=actions, roll_action=roll_action, within=turn.within)
     next_rolls = {a: next_roll(position, a) for a in rolls}
+    bus_rolled = roll_action in ("board", "stay")  # (only the bus die shows tyre tracks)
+    tyre = [t for t in next_rolls[roll_action].transitions if t.choices] if bus_rolled else []
     give_up = []
-    for t in next_rolls[roll_action].transitions:
-        if t.choices:  # (tyre tracks: the School Bus's only)
-            nodes = np.array([turn.index(s) for _, s in t.choices])
-            worth = dict(zip([g for g, _ in t.choices], turn.values(nodes, score + t.brains).tolist()))
-            footprints, pile = _before_giving_up(position, t.choices[0])
-            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, max(worth, key=worth.get), worth, footprints,
-                                  pile))
+    for t, worth in zip(tyre, _choices_worth(turn, tyre, score)):
+        footprints, pile = _before_giving_up(position, t.choices[0])
+        give_up.append(GiveUp(t.probability, t.brains, t.shotguns, max(worth, key=worth.get), worth, footprints, pile))
     distribution, bound = turn.score_distribution(rolls[roll_action], score) if distribution else (None, None)
     return Odds(position, next_rolls[roll_action], decision, distribution, next_rolls, tuple(give_up),
                 distribution_within=bound)
+
+
+def _choices_worth(turn: StoredBusTurn, tyre: list[Transition], score: int) -> list[dict[str, float]]:
+    """Each tyre-tracks result's choices -> their values, looked up together: one lookup per score they reach."""
+    nodes = np.array([turn.index(s) for t in tyre for _, s in t.choices], dtype=np.int64)
+    scores = np.array([score + t.brains for t in tyre for _ in t.choices], dtype=np.int64)
+    worth = np.empty(len(nodes))
+    for s in np.unique(scores).tolist():
+        pick = scores == s
+        worth[pick] = turn.values(nodes[pick], s)
+    flat = iter(worth.tolist())
+    return [{g: next(flat) for g, _ in t.choices} for t in tyre]
 
 
 def _float_odds(position: Position, objective: Objective) -> Odds:

@@ -46,8 +46,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache, lru_cache
-from math import comb, factorial, gcd, lcm
+from functools import cache, cached_property, lru_cache
+from math import comb, factorial, gcd
 from operator import add, sub
 from typing import NamedTuple
 
@@ -85,13 +85,21 @@ class NextRoll:
     """The exact next roll from a position (aggregated for people; `transitions` keeps detail)."""
 
     position: Position
-    transitions: tuple[Transition, ...]
     outcomes: tuple[tuple[int, int, Fraction], ...]  # (brains, shotguns, probability), joint
     bust: Fraction
     expected_brains: Fraction
     recycles: bool
 
     action: str = "roll"
+
+    @cached_property
+    def transitions(self) -> tuple[Transition, ...]:
+        """Every distinct result, in detail (the dice afterwards, the bus's face, tyre tracks' choices), built when
+        first asked for: an answer reads them only for its best rolling action."""
+        p = self.position
+        if p.school_bus:
+            return bus_transitions(p.game_mode, p.bus_state, self.action, p.recycle)
+        return transitions(p.game_mode, p.state, p.recycle)
 
     def results(self) -> list[tuple[Fraction, Position | tuple[Position, ...] | None]]:
         """Each resulting position with its exact probability: None when the turn is over (a bust; with the
@@ -657,7 +665,8 @@ def next_roll(position: Position, action: str | None = None) -> NextRoll:
     mode = position.game_mode
     action = action or default_action(position)
     if position.school_bus:
-        trans = bus_transitions(mode, position.bus_state, action, position.recycle)
+        denominator, results = bus_results(mode, position.bus_state, action, position.recycle)
+        summary = [(b, s, bust, ways) for b, s, bust, *_, ways in results]
         dice = position.state
         need = mode.dice_per_roll - sum(dice.hand) - (action in ("board", "stay"))
         if action == "stay":
@@ -667,20 +676,18 @@ def next_roll(position: Position, action: str | None = None) -> NextRoll:
     elif action != "roll":
         raise ValueError(f"{action!r} needs the School Bus; without it the only roll is 'roll'")
     else:
-        trans = transitions(mode, position.state, position.recycle)
+        denominator, _, merged = _transition_ways(mode, position.state, position.recycle)
+        summary = [(b, s, bust, ways) for (b, s, bust, *_), ways in merged.items()]
         recycles = needs_recycling(mode, position.state)
     # In integers over one denominator, a Fraction per figure at the end: a sum of Fractions reduces at every step.
-    denominator = lcm(*(t.probability.denominator for t in trans))
     joint: dict[tuple[int, int], int] = {}
     bust = brains = 0
-    for t in trans:
-        ways = t.probability.numerator * (denominator // t.probability.denominator)
-        joint[(t.brains, t.shotguns)] = joint.get((t.brains, t.shotguns), 0) + ways
-        bust += ways if t.bust else 0
-        brains += ways * t.brains
+    for b, s, busts, ways in summary:
+        joint[(b, s)] = joint.get((b, s), 0) + ways
+        bust += ways if busts else 0
+        brains += ways * b
     return NextRoll(
         position=position,
-        transitions=trans,
         outcomes=tuple((b, s, Fraction(w, denominator)) for (b, s), w in sorted(joint.items())),
         bust=Fraction(bust, denominator),
         expected_brains=Fraction(brains, denominator),

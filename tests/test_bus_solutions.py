@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from analysis import Position
 from analysis.bus_solutions import StoredBusTurn
 from analysis.exact import exact_bus_turn
 from analysis.objectives import ExpectedBrains
-from analysis.odds import stored_odds
+from analysis.odds import odds, stored_odds
 from analysis.position import BusState, DiceState
 from analysis.roll import legal_actions, next_roll
 from analysis.simulate import random_position
@@ -36,6 +37,15 @@ def positions(mode: str, count: int, seed: int, recycle: str = "before-draw") ->
     while len(seen) < count:
         seen.setdefault(random_position(mode, rng, recycle, school_bus=True))
     return list(seen)
+
+
+def cheap_to_solve_exactly(drawn: list[Position]) -> Iterator[Position]:
+    """The positions two shotguns in (no effect in force, not a turn start): the exact engine solves them over the
+    nodes they reach (rooted) in moments."""
+    for position in drawn:
+        if position.state.shotgun_count + position.bus_state.shotguns >= 2 and not position.state.effects \
+                and not position.turn_start:
+            yield position
 
 
 def agree(turn: StoredBusTurn, exact, i: int, j: int, score: int) -> None:
@@ -65,10 +75,8 @@ def test_values_and_distributions_near_the_end_of_a_turn_match_the_exact_ones(mo
     YIELD make cycles through lower scores; Santa's helmet caps the turn)."""
     turn = stored(mode)
     checked = 0
-    for position in positions(mode, 600, seed=4):
+    for position in cheap_to_solve_exactly(positions(mode, 600, seed=4)):
         state = position.bus_state
-        if position.state.shotgun_count + state.shotguns < 2 or position.state.effects or position.turn_start:
-            continue
         exact = exact_bus_turn(mode, "before-draw", EXPECTED, state)
         i, score = turn.index(state), position.score
         agree(turn, exact, i, 0, score)
@@ -81,6 +89,32 @@ def test_values_and_distributions_near_the_end_of_a_turn_match_the_exact_ones(mo
         if checked == 8:
             break
     assert checked == 8
+
+
+@pytest.mark.parametrize("mode", ["original", "santa-claus-meets-the-zombies"])
+def test_tyre_tracks_choices_are_the_exact_engines(mode: str) -> None:
+    """Where the best roll is the bus's, every tyre-tracks result of it (its chance, brains and shotguns) and each
+    choice's value as the exact engine gives them, within the bound; the choice the exact one where the bound
+    separates it from the others."""
+    turn = stored(mode)
+    checked = 0
+    for position in cheap_to_solve_exactly(positions(mode, 800, seed=6)):
+        floats = stored_odds(position, turn, distribution=False)
+        if not floats.give_up:
+            continue
+        fractions = odds(position, distribution=False)
+        assert floats.decision.roll_action == fractions.decision.roll_action
+        assert [(g.probability, g.brains, g.shotguns) for g in floats.give_up] == \
+            [(g.probability, g.brains, g.shotguns) for g in fractions.give_up]
+        for f, e in zip(floats.give_up, fractions.give_up):
+            assert f.choices.keys() == e.choices.keys()
+            assert all(abs(f.choices[k] - float(v)) <= turn.within for k, v in e.choices.items())
+            best = max(f.choices.values())
+            assert f.choice == e.choice or sum(best - v <= 2 * turn.within for v in f.choices.values()) > 1
+        checked += 1
+        if checked == 6:
+            break
+    assert checked == 6
 
 
 def test_the_turn_start_distribution_is_the_turn_start_value() -> None:

@@ -61,6 +61,8 @@ def test_probabilities_sum_to_exactly_one(p):
     assert sum(q for _, _, q in r.outcomes) == 1
     assert r.expected_brains == sum(b * q for b, _, q in r.outcomes)
     assert 0 < r.bust < 1
+    assert r.bust == sum(t.probability for t in r.transitions if t.bust)
+    assert r.expected_brains == sum(t.probability * t.brains for t in r.transitions)
 
 
 @settings(max_examples=200)
