@@ -21,8 +21,8 @@ values (a roll's results, its loops, two), within ``delta = (2 gamma_m + 2u) M``
 earlier values; a loop divides by ``1 - sum q`` (at most ``1 - q_max``); a chain of earlier values runs at
 most ``L = (top + 1 + blocks |min_delta|) x layers`` links per pass of the sweep, and a pass reads the last
 one's values at the rescues' targets, so ``passes x L`` in all. With rescues (cyclic blocks) the values read
-across passes are within `BusSolution.cycle_error` of their fixed point (certified by the solver: the last
-pass's change and a pass from raised values that comes out no higher), which is added. A capped turn
+across passes are within `BusSolution.cycle_error` of their fixed point (certified by the solver: its last pass
+reads them raised by a gap and comes out no higher), which is added. A capped turn
 (Santa's helmet) adds `solutions.CAP_EFFECT`.
 """
 
@@ -35,6 +35,7 @@ import numpy as np
 
 from .dice import MODES
 from .flow import Flow
+from .kept import forget
 from .objectives import ExpectedBrains
 from .policy import bus_solve
 from .position import BusState, Position
@@ -50,7 +51,18 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Solve a mode's whole School Bus turn for expected brains: (meta, arrays), the meta as JSON values."""
     table = bus_table_for(mode, recycle)
     solution = bus_solve(mode, recycle, ExpectedBrains())
+    forget("bus whole")  # (not kept: this build lets the solution, then the table, go as their arrays are made)
     vars(table).pop("layer_arrays", None)  # (the sweep's slices of the table, not stored: a gigabyte for the sequel)
+    lengths = [len(a) for a in solution.candidate_nodes]
+    candidates = {
+        "cand_offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        "cand_nodes": np.concatenate(solution.candidate_nodes).astype(np.int32),
+        "cand_masks": np.concatenate(solution.candidate_masks).astype(np.int8),
+        "cand_values": np.concatenate(solution.candidate_values),
+    }
+    top, tops, capped, passes, cycle_error = (solution.top, solution.tops, solution.capped, solution.passes,
+                                              solution.cycle_error)
+    del solution
     n = len(table)
     block = np.full(n, -1, dtype=np.int16)
     layer = np.zeros(n, dtype=np.int16)
@@ -59,7 +71,6 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
             block[members], layer[members] = b, k
     lookup = np.lexsort((table.subs, table.dice_codes))
     den = table.den_ways.astype(np.float64)
-    lengths = [len(a) for a in solution.candidate_nodes]
     arrays = {
         "subs": table.subs.astype(np.int16),
         "sorted_codes": table.dice_codes[lookup],
@@ -68,7 +79,7 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
         "can_stop": table.can_stop,
         "block": block,
         "layer": layer,
-        "block_top": np.array(solution.tops, dtype=np.int64),
+        "block_top": np.array(tops, dtype=np.int64),
         "act_ptr": table.act_ptr.astype(np.int64),
         "act_to": table.act_to.astype(np.int32),
         "act_name": table.act_name,
@@ -76,38 +87,43 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
         "opt_to": table.opt_to.astype(np.int32),
         "loop_ptr": table.loop_ptr.astype(np.int64),
         "loop_to": table.loop_to.astype(np.int32),
-        "loop_p": table.loop_ways / np.repeat(den, np.diff(table.loop_ptr)),
+        "loop_p": _per_way(table.loop_ways, den, table.loop_ptr),
         "edge_ptr": table.edge_ptr,
         "edge_delta": table.edge_delta.astype(np.int8),
         "edge_to": table.edge_to.astype(np.int32, copy=False),
-        "edge_p": table.edge_ways / np.repeat(den, np.diff(table.edge_ptr)),
+        "edge_p": _per_way(table.edge_ways, den, table.edge_ptr),
         "bust": table.bust_f,
         "gain": table.gain_f,
-        "cand_offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-        "cand_nodes": np.concatenate(solution.candidate_nodes).astype(np.int32),
-        "cand_masks": np.concatenate(solution.candidate_masks).astype(np.int8),
-        "cand_values": np.concatenate(solution.candidate_values),
+        **candidates,
     }
+    del candidates
     results = np.diff(table.edge_ptr) + np.diff(arrays["loop_ptr"])
-    top_value = max(float(np.abs(arrays["cand_values"]).max(initial=0.0)), solution.top + table.max_delta)
+    top_value = max(float(np.abs(arrays["cand_values"]).max(initial=0.0)), top + table.max_delta)
     gamma, delta = rounding(int(results.max(initial=0)) + (table.max_delta - table.min_delta + 1) + 2, top_value)
     layers = sum(len(b) for b in table.blocks)
-    links = (solution.top + 1 + len(table.blocks) * -table.min_delta) * layers * solution.passes
+    links = (top + 1 + len(table.blocks) * -table.min_delta) * layers * passes
     loop_from = np.repeat(np.arange(n), np.diff(arrays["loop_ptr"]))
     loop_total = np.bincount(loop_from, weights=arrays["loop_p"], minlength=n)
-    within = links * delta / (1 - float(loop_total.max(initial=0.0))) + solution.cycle_error
-    if solution.capped:
+    within = links * delta / (1 - float(loop_total.max(initial=0.0))) + cycle_error
+    if capped:
         within += CAP_EFFECT
     meta = {"mode": mode, "recycle": recycle, "school_bus": True, "objective": "expected-brains", "nodes": n,
-            "rolls": int(len(table.edge_to)), "top": solution.top, "capped": solution.capped,
-            "passes": solution.passes, "min_delta": table.min_delta, "within": within,
-            "distribution_within": links * gamma}
+            "rolls": int(len(table.edge_to)), "top": top, "capped": capped, "passes": passes,
+            "min_delta": table.min_delta, "within": within, "distribution_within": links * gamma}
+    del table, results, loop_from, loop_total
     turn = StoredBusTurn(meta, arrays)
     start, bound = turn.score_distribution(int(arrays["act_to"][0]), 0)
     arrays["start_scores"] = np.array(list(start), dtype=np.int64)
     arrays["start_probabilities"] = np.array(list(start.values()))
     meta["start_within"] = bound
     return meta, arrays
+
+
+def _per_way(ways: np.ndarray, den: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Each CSR item's probability, its ways over its row's denominator (divided in place: the sequel's 66 million
+    rolls take half a gigabyte as floats)."""
+    out = np.repeat(den, np.diff(ptr))
+    return np.divide(ways, out, out=out)
 
 
 @dataclass(frozen=True, eq=False)

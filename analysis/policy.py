@@ -51,10 +51,12 @@ wavefront (level ``T`` of block ``b`` after level ``T + k`` of each earlier bloc
 values need is kept: at each level, which options of each decision are within 1e-9 of its best
 (`BusSolution.candidates`). With rescues and YIELD a roll can lead to a lower level of its own block
 (a cycle, not an order): those values are read from the
-previous pass, starting from the stop values (a lower bound), and passes repeat until they move by
-less than 1e-14 (value iteration; 4 or 5 passes; the blocks before the first cyclic one never move, so
-later passes read them from the first, `Settled`); one more pass, from those values raised by 1e-12,
-must come out no higher, which certifies them within that of the fixed point (`BusSolution.cycle_error`).
+previous pass, starting from the stop values (a lower bound), and passes repeat (value iteration: each
+pass is monotone, so they climb to the fixed point from below, each change about 1e-3 times the last; the
+blocks before the first cyclic one never move, so later passes read them from the first, `Settled`). Once
+what is left to climb looks below 1e-12, the last pass reads the values raised by 1e-12: coming out no
+higher certifies that the fixed point lies between them and the raised values, so that pass's values are
+within that of it (`BusSolution.cycle_error`); else the passes go on (4 or 5 passes in all).
 The induction does not cover such a block, so it
 gets ``2 |min_delta|`` levels above its bound, where the solution is checked to stop everywhere; that
 suffices: ``V(n, T) - T`` never grows with ``T`` (for any policy, the value less the score is
@@ -83,8 +85,10 @@ __all__ = ["Solution", "solve", "sweep", "sweep_levels", "CAP_MARGIN", "stop_bou
 CAP_MARGIN = 60  # brains above floor(max C) that a capped (q = 0) table still solves exactly
 CANDIDATE_MARGIN = 1e-9  # options this close to the best are settled in exact arithmetic (exact.MARGIN)
 MAX_PASSES = 60  # sweeps of a bus table with rescues and YIELD, each from the last one's values
-PASS_TOLERANCE = 1e-14  # ... until no value read across a pass moves by more (relative to the top score)
-CYCLE_GAP = 1e-12  # ... and those values are then certified within this of the fixed point (`_cycle_gap`)
+# With rescues' cycles the values read across passes are certified within `CYCLE_GAP` of their fixed point (relative to
+# the top score) by a last pass that reads them raised by it and comes out no higher, but for `ROUNDING`.
+CYCLE_GAP = 1e-12
+ROUNDING = 1e-14
 
 
 @dataclass(frozen=True, eq=False)
@@ -778,16 +782,30 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
         tops = np.minimum(tops, top)
     stop = np.array([float(objective.stop_value(s)) for s in range(top + 1 + table.max_delta)])
     back = np.repeat(stop[:, None], table.back_nodes.size, axis=1)
-    passes, change, settled = 0, np.inf, None
-    while change > PASS_TOLERANCE * max(1.0, float(np.abs(stop).max())):
+    scale = max(1.0, float(np.abs(stop).max()))
+    gap = CYCLE_GAP * scale
+    passes, changes, settled, final = 0, [], None, False
+    while True:
         if passes == MAX_PASSES:
-            raise ArithmeticError(f"no convergence in {MAX_PASSES} passes (last change {change:.3g})")
+            raise ArithmeticError(f"no convergence in {MAX_PASSES} passes (last changes {changes[-2:]})")
+        reads = back + gap if final else back
         nodes = masks = values = seen = None  # (the last pass's candidates go before this one makes its own)
-        nodes, masks, values, seen, after, settled = bus_sweep(table, objective, top, stop, back, tops, settled,
+        nodes, masks, values, seen, after, settled = bus_sweep(table, objective, top, stop, reads, tops, settled,
                                                                watched)
-        change = float(np.abs(after - back).max(initial=0.0))
-        back, passes = after, passes + 1
-    cycle_error = change + _cycle_gap(table, objective, top, stop, back, tops, settled) if any(table.cyclic) else 0.0
+        passes += 1
+        if not back.size:  # no roll reads a lower level of its own block: one pass is the solution
+            cycle_error = 0.0
+            break
+        if final:
+            rise = float(np.maximum(after - reads, 0.0).max(initial=0.0))
+            if rise <= ROUNDING * scale:  # certified: the fixed point lies in [back, reads]
+                cycle_error = gap + rise
+                break
+            final = False  # the reads were below the fixed point: on from `back`, a lower bound still
+            continue
+        changes.append(float(np.abs(after - back).max(initial=0.0)))
+        back = after
+        final = _close_enough(changes, gap)
     if tops is not None and any(table.cyclic):  # the induction does not cover a cyclic block: check it
         for b in np.flatnonzero(table.cyclic):
             levels = range(int(min(bounds[b], top)) + 1, int(tops[b]) + 1)
@@ -797,20 +815,16 @@ def _bus_solve(mode: str, recycle: str, objective: Objective, root: BusState | N
                        watched, None if tops is None else tuple(int(t) for t in tops), cycle_error)
 
 
-def _cycle_gap(table: BusTable, objective: Objective, top: int, stop: np.ndarray, back: np.ndarray,
-               tops: np.ndarray | None, settled: Settled | None) -> float:
-    """How far the values the last pass computed at the rescues' targets (`back`) may be below their fixed point,
-    certified: the passes climb to it from below (the stop values are a lower bound, a pass is monotone), and a
-    pass from `back` raised by the returned gap comes out no higher, so the raised values are above it."""
-    scale = max(1.0, float(np.abs(stop).max()))
-    gap = CYCLE_GAP * scale
-    raised = back + gap
-    after = bus_sweep(table, objective, top, stop, raised, tops, settled)[4]
-    rounding = float(np.maximum(after - raised, 0.0).max(initial=0.0))
-    if rounding > PASS_TOLERANCE * scale:
-        raise ArithmeticError(f"a pass from values raised by {gap:.1e} rose by {rounding:.1e} more: the passes have "
-                              "not converged within the gap")
-    return gap + rounding
+def _close_enough(changes: list[float], gap: float) -> bool:
+    """Whether the values read across passes are likely within `gap` of their fixed point, so that the next pass
+    reads them raised by `gap` and certifies them: the passes climb to it from below (the stop values are a lower
+    bound, a pass is monotone), by changes that shrink geometrically (each about ``rho`` times the last), so what
+    is left to climb is about ``change rho / (1 - rho)``. (Only a guess of when to try: the certificate is the
+    raised pass coming out no higher.)"""
+    if len(changes) < 2 or changes[-2] == 0.0:
+        return len(changes) > 0 and changes[-1] == 0.0
+    rho = changes[-1] / changes[-2]
+    return rho < 0.5 and changes[-1] * rho / (1 - rho) <= gap / 2
 
 
 _bus_solve_whole, _bus_solve_rooted = kept("bus whole")(_bus_solve), kept("bus rooted")(_bus_solve)

@@ -23,7 +23,7 @@ from .position import RECYCLE_VARIANTS
 __all__ = ["combinations", "build", "build_memory", "open_turn", "AnyStoredTurn"]
 
 # The most memory one build takes, measured (bench/README.md): the sequel's School Bus turn has 3.8 million nodes and
-# 66 million rolls, whose sweep keeps a window of score levels of every node (5.4 GiB at most); every other build takes
+# 66 million rolls, whose sweep keeps a window of score levels of every node (5 GiB at most); every other build takes
 # under 2.5 GB.
 BUILD_MEMORY = {("direct-to-video-sequel", True): 6 * 2**30}
 DEFAULT_BUILD_MEMORY = 5 * 2**29

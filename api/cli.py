@@ -314,7 +314,7 @@ def solutions() -> None:
 def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...], bus: bool | None, jobs: int,
                     quiet: bool) -> None:
     """Solve each chosen mode's whole turn and store it (the sequel's takes about 20 s of CPU and 2.4 GB, with the
-    School Bus about 8 minutes and 5.4 GB; the other modes' with the School Bus up to 26 s and 1.2 GB, the rest
+    School Bus about 6 minutes and 5 GiB; the other modes' with the School Bus up to 26 s and 1.2 GB, the rest
     seconds). With several jobs the largest builds start first. A stored solution is not built again; a build
     this machine has not the memory for is not started (the command says so and fails, after building the others)."""
     chosen = [(m, v, b) for m, v, b in solution_jobs.combinations() if (not modes or m in modes) and

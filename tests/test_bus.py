@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from analysis import MODES, BusState, Position, PositionError, next_roll, odds, parse_objective
+from analysis import MODES, BusState, Position, PositionError, next_roll, odds, parse_objective, policy
 from analysis.dice import BUS
 from analysis.exact import exact_bus_turn, solve_exact, to_fraction
 from analysis.kept import SIZES
@@ -17,7 +17,7 @@ from analysis.objectives import ExpectedBrains
 from analysis.policy import bus_solve, bus_sweep, close_loops
 from analysis.position import min_noted
 from analysis.residues import Residues
-from analysis.roll import TyreTracks, bus_results, legal_actions
+from analysis.roll import NextRoll, TyreTracks, bus_results, legal_actions
 from analysis.simulate import Turn, roll_once
 from analysis.table import CHANCE, DECISION, BusTable, bus_table_for
 
@@ -372,7 +372,19 @@ def test_every_reached_node_is_a_valid_position(rooted):
         q = Position.from_bus_state(mode, state, min_noted(mode) if santa_kept else 0, table.recycle)
         for action in legal_actions(mode, state):
             if action != "stop":
-                assert sum(t.probability for t in next_roll(q, action).transitions) == 1
+                r = next_roll(q, action)
+                assert sum(t.probability for t in r.transitions) == 1
+                assert_summary_is_the_transitions(r)
+
+
+def assert_summary_is_the_transitions(r: NextRoll) -> None:
+    """The next roll's outcomes, bust and expected brains (summed from integer weights) are its transitions'."""
+    joint: dict[tuple[int, int], Fraction] = {}
+    for t in r.transitions:
+        joint[(t.brains, t.shotguns)] = joint.get((t.brains, t.shotguns), Fraction(0)) + t.probability
+    assert r.outcomes == tuple((b, s, q) for (b, s), q in sorted(joint.items()))
+    assert r.bust == sum((t.probability for t in r.transitions if t.bust), Fraction(0))
+    assert r.expected_brains == sum((t.probability * t.brains for t in r.transitions), Fraction(0))
 
 
 def test_close_loops_is_the_fixed_point():
@@ -401,6 +413,25 @@ def test_passes_read_the_blocks_before_the_first_cycle_from_the_first(rooted):
         assert all(np.array_equal(a, b) for a, b in zip(full[0] + full[1] + full[2], fast[0] + fast[1] + fast[2]))
         back, settled = fast[4], fast[5]
     assert (settled is None) == (not any(table.cyclic))
+
+
+def test_a_raised_pass_that_comes_out_higher_certifies_nothing(rooted, monkeypatch):
+    """The solver reads the values raised by the gap once what is left to climb looks smaller (a guess): tried
+    after every pass, the raised passes that come out higher are not taken, the passes go on, and the solution is
+    the same within the certified errors."""
+    p, table, root = rooted
+    if not any(table.cyclic):
+        pytest.skip("no rescues: one pass is the solution")
+    solve = policy._bus_solve  # (not the kept one: `bus_solve` keeps the last rooted turn)
+    usual = solve(p.mode, p.recycle, OPTIMAL, root, policy.CAP_MARGIN)
+    monkeypatch.setattr(policy, "_close_enough", lambda changes, gap: True)
+    eager = solve(p.mode, p.recycle, OPTIMAL, root, policy.CAP_MARGIN)
+    assert eager.passes > usual.passes > 2
+    assert 0 < eager.cycle_error < 1e-9 and 0 < usual.cycle_error < 1e-9
+    error = eager.cycle_error + usual.cycle_error
+    assert np.allclose(eager.root_values, usual.root_values, rtol=0, atol=error)
+    for a, b in zip(eager.candidate_values, usual.candidate_values):
+        assert a.shape == b.shape and np.allclose(a, b, rtol=0, atol=error)
 
 
 def test_solve_exact():
