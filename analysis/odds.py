@@ -33,7 +33,7 @@ from .game.advice import WinAdvice, win_advice
 from .objectives import ExpectedBrains, Objective, Win, parse_objective
 from .policy import BusSolution, bus_solve, solve
 from .position import BusState, FieldError, Position, PositionError
-from .roll import NextRoll, Transition, legal_actions, next_roll
+from .roll import BUS_ROLLS, NextRoll, Transition, legal_actions, next_roll
 from .solutions import StoredTurn, decide
 from .stored import DEFAULT_BUILD_MEMORY, build_memory
 from .table import bus_table_for, table_for
@@ -261,8 +261,7 @@ def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn, distributi
     decision = Decision(action=decide(values, turn.within), objective=ExpectedBrains(), roll=values[roll_action],
                         stop=stop, actions=actions, roll_action=roll_action, within=turn.within)
     next_rolls = {a: next_roll(position, a) for a in rolls}
-    bus_rolled = roll_action in ("board", "stay")  # (only the bus die shows tyre tracks)
-    tyre = [t for t in next_rolls[roll_action].transitions if t.choices] if bus_rolled else []
+    tyre = [t for t in next_rolls[roll_action].transitions if t.choices] if roll_action in BUS_ROLLS else []
     give_up = []
     for t, worth in zip(tyre, _choices_worth(turn, tyre, score)):
         footprints, pile = _before_giving_up(position, t.choices[0])

@@ -55,11 +55,12 @@ from .dice import BRAIN, BUS, EFFECTS, Die, Face, Mode
 from .position import BusState, DiceState, Position
 
 __all__ = ["Transition", "NextRoll", "transitions", "next_roll", "draws", "needs_recycling", "set_aside", "convert",
-           "rescue", "settle", "recycled", "ACTIONS", "legal_actions", "default_action", "bus_transitions", "bus_step",
-           "give_up", "bus_results", "TyreTracks"]
+           "rescue", "settle", "recycled", "ACTIONS", "BUS_ROLLS", "legal_actions", "default_action", "bus_transitions",
+           "bus_step", "give_up", "bus_results", "TyreTracks"]
 
 # Every action a player may take between two rolls (which ones are legal depends on the position).
 ACTIONS = ("stop", "roll", "board", "stay", "get-off")
+BUS_ROLLS = ("board", "stay")  # the actions that roll the bus die (its tyre tracks among its faces)
 
 
 @dataclass(frozen=True)
@@ -668,7 +669,7 @@ def next_roll(position: Position, action: str | None = None) -> NextRoll:
         denominator, results = bus_results(mode, position.bus_state, action, position.recycle)
         summary = [(b, s, bust, ways) for b, s, bust, *_, ways in results]
         dice = position.state
-        need = mode.dice_per_roll - sum(dice.hand) - (action in ("board", "stay"))
+        need = mode.dice_per_roll - sum(dice.hand) - (action in BUS_ROLLS)
         if action == "stay":
             dice = dice._replace(hand=tuple(0 for _ in dice.hand))
             need = mode.dice_per_roll - 1
