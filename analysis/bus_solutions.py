@@ -39,7 +39,7 @@ from .kept import forget
 from .objectives import ExpectedBrains
 from .policy import bus_solve
 from .position import BusState, Position
-from .solutions import CAP_EFFECT, rounding
+from .solutions import CAP_EFFECT, decide, rounding
 from .table import BUS_ACTIONS, CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for, spread
 
 __all__ = ["StoredBusTurn", "build", "ACTION_NAMES"]
@@ -229,6 +229,11 @@ class StoredBusTurn:
         out = {"stop": float(score)} if self.can_stop(i) else {}
         out.update({name: self.chance_value(c, score) for name, c in self.actions(i).items()})
         return out
+
+    def decision(self, i: int, score: int, values: dict[str, float]) -> str:
+        """The best of node `i`'s action `values` at `score`, or ``tie`` where the bound cannot separate two
+        (`solutions.decide`)."""
+        return decide(values, self.within)
 
     # -- the policy and the score distribution -------------------------------------------------------------
     def policy(self, nodes: np.ndarray, score: int) -> np.ndarray:

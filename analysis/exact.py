@@ -779,14 +779,14 @@ class ExactBusTurn:
         return self._choices[key]
 
     # -- distributions --------------------------------------------------------------------------------
-    def score_distribution(self, i: int, score: int, action: str) -> dict[int, Fraction]:
-        """P(final turn score = k) if the player at decision node `i` takes `action` now (a roll) and then
-        follows the policy (memoised, LRU)."""
-        key = (i, score, action)
+    def score_distribution(self, c: int, score: int) -> dict[int, Fraction]:
+        """P(final turn score = k) if the player rolls chance node `c` now (one of a decision node's `actions`)
+        and then follows the policy (memoised, LRU)."""
+        key = (c, score)
         if key in self._distributions:
             self._distributions.move_to_end(key)
         else:
-            self._distributions[key] = self._forward(dict(self.table.actions[i])[action], score)
+            self._distributions[key] = self._forward(c, score)
             if len(self._distributions) > DISTRIBUTIONS_KEPT:
                 self._distributions.popitem(last=False)
         return self._distributions[key]

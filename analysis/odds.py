@@ -1,12 +1,15 @@
 """The whole answer to "should I roll?" for one position: the next roll, the decision, the turn.
 
 This is the one function the HTTP API, the CLI and the benchmarks call; it only gathers what
-roll.py (next roll), policy.py (float solution) and exact.py (exact values) compute.
+roll.py (next roll), policy.py (float solution) and exact.py (exact values) compute. Every solved turn, stored
+(analysis/stored.py), exact (`exact_solution`) or in floats (`float_solution`), with or without the School Bus,
+answers the same questions (`turn.TurnSolution`), so every answer takes one path: `answer_from`.
 
 Where exact fractions are out of reach (Direct-to-Video Sequel with most of its turn ahead: its values
 run over ~6 million (state, score) pairs to the cap of 2,904 brains; Santa's whole School Bus turn, 8.2
-million (node, score) pairs), ``odds(..., exact=False)`` answers from the float solution of the turn (with
-the bus, the solver keeps the values of the nodes the answer reads: `BusSolution.watched_value`): the same
+million (node, score) pairs), ``odds(..., exact=False)`` answers from the float solution of the turn
+(`float_solution`; with the bus, the solver keeps the values of the nodes the answer reads:
+`BusSolution.watched_value`): the same
 equations over the same exact transition table, its values within `WITHIN` of the exact ones (``MARGIN``,
 the margin beyond which exact.py already trusts every float decision), so the decision is as certain as
 anywhere, and refused (`NearTie`) where the best two values are closer than that. The next roll stays
@@ -27,19 +30,19 @@ from fractions import Fraction
 import numpy as np
 
 from .budgets import max_room, room
-from .bus_solutions import StoredBusTurn
-from .exact import MARGIN, exact_bus_turn, exact_turn, to_fraction
+from .exact import MARGIN, exact_bus_turn, exact_turn
 from .game.advice import WinAdvice, win_advice
 from .objectives import ExpectedBrains, Objective, Win, parse_objective
-from .policy import BusSolution, bus_solve, solve
+from .policy import bus_solve, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import BUS_ROLLS, NextRoll, Transition, legal_actions, next_roll
-from .solutions import StoredTurn, decide
 from .stored import DEFAULT_BUILD_MEMORY, build_memory
-from .table import bus_table_for, table_for
+from .table import bus_table_for
+from .turn import ExactBus, ExactPlain, FloatBus, FloatPlain, NearTie, TurnSolution, best, margin
 
-__all__ = ["Odds", "Decision", "GiveUp", "odds", "win_odds", "stored_odds", "stored_solution", "EXACT_MODES",
-           "TurnStartTooLarge", "NearTie", "NO_WHOLE_TURN", "WITHIN", "within"]
+__all__ = ["Odds", "Decision", "GiveUp", "odds", "win_odds", "answer_from", "exact_solution", "float_solution",
+           "stored_solution",
+           "EXACT_MODES", "TurnStartTooLarge", "NearTie", "NO_WHOLE_TURN", "WITHIN", "within"]
 
 # Modes whose whole-turn table (every dice state from the turn start) is too large to build here:
 # their positions are answered from the states the position reaches, which is small mid-turn.
@@ -48,6 +51,7 @@ TOO_LARGE = "its whole turn, 303,836 dice states and 12 million rolls, solves in
             "fractions it passed 6 GiB"
 
 
+EXPECTED_BRAINS = ExpectedBrains()  # the stored solutions' objective
 WITHIN = MARGIN  # a float value (`odds(..., exact=False)`) is this close to the exact one, relative to max(1, |v|)
 
 
@@ -59,12 +63,6 @@ def within(value: float) -> float:
 class TurnStartTooLarge(NotImplementedError):
     """The turn start of a mode in `NO_WHOLE_TURN`: its next roll is available (`next_roll`), its
     turn policy is not in exact fractions (they do not fit in memory; in floats, `odds(..., exact=False)`)."""
-
-
-class NearTie(ValueError):
-    """A float answer (`odds(..., exact=False)`) cannot decide: the best options are worth so nearly the same
-    that only exact values could tell them apart (or an option's value was not solved), and exact values are
-    out of reach here."""
 
 
 @dataclass(frozen=True)
@@ -113,41 +111,9 @@ class Odds:
     score_distribution: dict[int, Fraction] | None
     next_rolls: dict[str, NextRoll] = field(default_factory=dict)  # every rolling action -> its next roll
     give_up: tuple[GiveUp, ...] = ()  # School Bus: tyre tracks on the next roll
-    # a float distribution (`stored_odds`): the bound on each of its probabilities; None: exact
+    # a float distribution (`answer_from`): the bound on each of its probabilities; None: exact
     distribution_within: float | None = None
     win: WinAdvice | None = None  # the objective win: the game table's advice (`win_odds`)
-
-
-def _bus_odds(position: Position, objective: Objective, distribution: bool) -> Odds:
-    """`odds` for a School Bus position: every legal action valued over the bus table."""
-    mode = position.game_mode
-    state = position.bus_state
-    root = None if mode.plain else state  # (a Double Feature turn start too: rooted tables are kept only briefly)
-    if position.turn_start and position.mode in NO_WHOLE_TURN:
-        raise TurnStartTooLarge(f"the start of a turn of mode {position.mode} is too large to answer exactly "
-                                f"({TOO_LARGE}); ask about a position after the first roll")
-    table = bus_table_for(position.mode, position.recycle, root)
-    if state not in table.index:
-        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
-                                                      f"{position.mode} with the School Bus")])
-    exact = exact_bus_turn(position.mode, position.recycle, objective, root)
-    i, score = table.index[state], position.score
-    values = {a: to_fraction(v) for a, v in exact.action_values(i, score).items()}
-    rolls = [a for a in legal_actions(mode, state) if a != "stop"]
-    best = max(rolls, key=lambda a: values[a])  # the first of the best, in ACTIONS order
-    decision = Decision(action=exact.decision(i, score), objective=objective, roll=values[best],
-                        stop=to_fraction(exact.stop(score)), actions=values, roll_action=best)
-    next_rolls = {a: next_roll(position, a) for a in rolls}
-    give_up = []
-    for t in next_rolls[best].transitions:
-        if t.choices:
-            worth = {g: to_fraction(exact.value(table.index[s], score + t.brains)) for g, s in t.choices}
-            top = max(worth.values())
-            footprints, pile = _before_giving_up(position, t.choices[0])
-            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, next(g for g, v in worth.items() if v == top),
-                                  worth, footprints, pile))
-    return Odds(position, next_rolls[best], decision,
-                exact.score_distribution(i, score, best) if distribution else None, next_rolls, tuple(give_up))
 
 
 def _before_giving_up(position: Position, choice: tuple[str, BusState]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -202,51 +168,55 @@ def win_odds(position: Position, objective: Win) -> Odds:
 
 def odds(position: Position, objective: Objective | Win | str = "expected-brains", distribution: bool = True,
          exact: bool = True) -> Odds:
-    """Exact next roll, decision and final-score distribution for `position` (with the School Bus, without the
-    distribution if not `distribution`: where YIELD's rescues make cycles, it can cost more than the rest).
-    Not `exact`: the exact next roll, the decision and float action values, no distribution (`_float_odds`,
-    `_bus_float_odds`)."""
+    """Exact next roll, decision and final-score distribution for `position` (`answer_from` its turn's exact
+    values, `exact_solution`), without the distribution if not `distribution` (with the School Bus, where YIELD's
+    rescues make cycles, it can cost more than the rest). Not `exact`: the exact next roll, the decision and float
+    action values, no distribution (`float_solution`)."""
     if isinstance(objective, str):
         objective = parse_objective(objective)
     if isinstance(objective, Win):
         return win_odds(position, objective)
     if not exact:
-        return (_bus_float_odds if position.school_bus else _float_odds)(position, objective)
-    if position.school_bus:
-        return _bus_odds(position, objective, distribution)
-    if position.game_mode.plain:
-        table = table_for(position.mode, position.recycle)
-        exact = exact_turn(position.mode, position.recycle, objective)
-    else:  # Double Feature: the states this position reaches (the whole turn only from its start)
-        root = None if position.turn_start else position.state
-        if root is None and position.mode in NO_WHOLE_TURN:
-            raise TurnStartTooLarge(f"the start of a turn of mode {position.mode} is too large to answer exactly "
-                                    f"({TOO_LARGE}); ask about a position after the first roll")
-        table = table_for(position.mode, position.recycle, root)
-        exact = exact_turn(position.mode, position.recycle, objective, root)
-    if position.state not in table.index:
-        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
-                                                      f"{position.mode}")])
-    i = table.index[position.state]
-    score = position.score
-    roll, stop = to_fraction(exact.roll(i, score)), to_fraction(exact.stop(score))
-    decision = Decision(
-        action=exact.decision(i, score),
-        objective=objective,
-        roll=roll,
-        stop=stop,
-        actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": stop},
-    )
-    roll_now = next_roll(position)
-    return Odds(position, roll_now, decision, exact.score_distribution(i, score), {"roll": roll_now})
+        return answer_from(position, float_solution(position, objective), objective, distribution=False)
+    return answer_from(position, exact_solution(position, objective), objective, distribution)
 
 
-def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn, distribution: bool = True) -> Odds:
-    """`odds` for expected brains from a mode's stored solution (analysis/solutions.py, bus_solutions.py: the same
-    questions of either): the next roll exact; every legal action's value and the score distribution floats within
-    their certified bounds; the best action, ``tie`` where the bound cannot separate two; with the School Bus, tyre
-    tracks' choices on the best rolling action's next roll. Without the distribution if not `distribution`: the rest
-    is a few lookups, and the distribution a flow over the rest of the turn (up to seconds early in a long one)."""
+def exact_solution(position: Position, objective: Objective) -> TurnSolution:
+    """The exact values of the turn `position` is in, under `objective`: the mode's whole turn in the base game
+    (and at a Double Feature turn start without the bus), else the nodes the position reaches (a rooted turn)."""
+    if position.turn_start and position.mode in NO_WHOLE_TURN:
+        raise TurnStartTooLarge(f"the start of a turn of mode {position.mode} is too large to answer exactly "
+                                f"({TOO_LARGE}); ask about a position after the first roll")
+    plain = position.game_mode.plain
+    if position.school_bus:  # (a Double Feature turn start too is rooted: rooted tables are kept only briefly)
+        return ExactBus(exact_bus_turn(position.mode, position.recycle, objective,
+                                       None if plain else position.bus_state))
+    return ExactPlain(exact_turn(position.mode, position.recycle, objective,
+                                 None if plain or position.turn_start else position.state))
+
+
+def float_solution(position: Position, objective: Objective) -> TurnSolution:
+    """The float solution of the turn `position` is in, under `objective`: without the bus the mode's whole turn
+    (every state a turn reaches, so any position); with it the nodes the position reaches, the solver watching those
+    its answer reads (its actions' rolls, and the choices tyre tracks on its next rolls leave)."""
+    if not position.school_bus:
+        return FloatPlain(solve(position.mode, position.recycle, objective))
+    state = position.bus_state
+    table = bus_table_for(position.mode, position.recycle, state)
+    rolls = [a for a in legal_actions(position.game_mode, state) if a != "stop"]
+    choices = [table.index[s] for a in rolls for t in next_roll(position, a).transitions for _, s in t.choices]
+    return FloatBus(bus_solve(position.mode, position.recycle, objective, state,
+                              watched=(*dict(table.actions[0]).values(), *choices)))
+
+
+def answer_from(position: Position, turn: TurnSolution, objective: Objective = EXPECTED_BRAINS,
+                distribution: bool = True) -> Odds:
+    """The answer to `position` from `turn`, its turn solved under `objective` (analysis/turn.py: a mode's stored
+    solution, floats within their certified bounds, or exact values): the next roll exact; every legal action's
+    value; the best action, ``tie`` where two cannot be told apart; with the School Bus, tyre tracks' choices on
+    the best rolling action's next roll; the score distribution of that action if `distribution` (from a stored
+    solution the rest is a few lookups, and the distribution a flow over the rest of the turn: up to seconds early
+    in a long one)."""
     i = turn.node(position)
     if i is None:
         bus = " with the School Bus" if position.school_bus else ""
@@ -256,120 +226,36 @@ def stored_odds(position: Position, turn: StoredTurn | StoredBusTurn, distributi
     values = turn.action_values(i, score)
     rolls = turn.actions(i)
     roll_action = max(rolls, key=values.get)  # (the first of the best, in the table's order)
-    stop = Fraction(score)
+    stop = Fraction(objective.stop_value(score))
     actions: dict[str, Fraction | float] = {a: (stop if a == "stop" else v) for a, v in values.items()}
-    decision = Decision(action=decide(values, turn.within), objective=ExpectedBrains(), roll=values[roll_action],
+    decision = Decision(action=turn.decision(i, score, values), objective=objective, roll=values[roll_action],
                         stop=stop, actions=actions, roll_action=roll_action, within=turn.within)
     next_rolls = {a: next_roll(position, a) for a in rolls}
     tyre = [t for t in next_rolls[roll_action].transitions if t.choices] if roll_action in BUS_ROLLS else []
     give_up = []
     for t, worth in zip(tyre, _choices_worth(turn, tyre, score)):
         footprints, pile = _before_giving_up(position, t.choices[0])
-        give_up.append(GiveUp(t.probability, t.brains, t.shotguns, max(worth, key=worth.get), worth, footprints, pile))
+        give_up.append(GiveUp(t.probability, t.brains, t.shotguns, _give_up(turn, worth), worth, footprints, pile))
     distribution, bound = turn.score_distribution(rolls[roll_action], score) if distribution else (None, None)
     return Odds(position, next_rolls[roll_action], decision, distribution, next_rolls, tuple(give_up),
                 distribution_within=bound)
 
 
-def _choices_worth(turn: StoredBusTurn, tyre: list[Transition], score: int) -> list[dict[str, float]]:
+def _give_up(turn: TurnSolution, worth: dict[str, Fraction | float]) -> str:
+    """The choice the policy makes on tyre tracks: the first of the best; where each float value is only within
+    `MARGIN` of its exact one (``turn.within`` None), `NearTie` where two are that close (`turn.best`)."""
+    if turn.within is not None:
+        return max(worth, key=worth.get)
+    return best(worth, margin(max(abs(float(v)) for v in worth.values())))
+
+
+def _choices_worth(turn: TurnSolution, tyre: list[Transition], score: int) -> list[dict[str, Fraction | float]]:
     """Each tyre-tracks result's choices -> their values, looked up together: one lookup per score they reach."""
     nodes = np.array([turn.index(s) for t in tyre for _, s in t.choices], dtype=np.int64)
     scores = np.array([score + t.brains for t in tyre for _ in t.choices], dtype=np.int64)
-    worth = np.empty(len(nodes))
+    worth = np.empty(len(nodes), dtype=object)  # (floats, or fractions where the turn is exact)
     for s in np.unique(scores).tolist():
         pick = scores == s
         worth[pick] = turn.values(nodes[pick], s)
     flat = iter(worth.tolist())
     return [{g: next(flat) for g, _ in t.choices} for t in tyre]
-
-
-def _float_odds(position: Position, objective: Objective) -> Odds:
-    """`odds` from the float solution of the mode's whole turn (every state a turn reaches, so any position):
-    the roll's value within `within` of the exact one, the decision certain where the two values differ by
-    more than ``MARGIN * max(1, |stop|)`` (as exact.py decides), `NearTie` where they do not."""
-    table = table_for(position.mode, position.recycle)
-    if position.state not in table.index:
-        raise PositionError([FieldError("footprints", f"no sequence of rolls leaves the dice like this in mode "
-                                                      f"{position.mode}")])
-    solution = solve(position.mode, position.recycle, objective)
-    i, score = table.index[position.state], position.score
-    roll, stop = solution.values_at(i, score)
-    margin = MARGIN * max(1.0, abs(stop))
-    if position.turn_start:
-        action = "roll"  # the first roll of a turn is compulsory
-    elif objective.forces and objective.forced(score, position.state.shotgun_count):
-        action = "stop"
-    elif not objective.chooses:
-        action = "roll"  # (a fixed rule rolls wherever it does not stop)
-    else:
-        action = _best({"roll": roll, "stop": stop}, margin)
-    exact_stop = Fraction(objective.stop_value(score))
-    decision = Decision(action=action, objective=objective, roll=roll, stop=exact_stop,
-                        actions={"roll": roll} if position.turn_start else {"roll": roll, "stop": exact_stop})
-    roll_now = next_roll(position)
-    return Odds(position, roll_now, decision, None, {"roll": roll_now})
-
-
-def _best(values: dict[str, Fraction | float], margin: float, tie: str | None = None) -> str:
-    """The option worth the most, where it beats every other by more than `margin`, or where the options within
-    `margin` of it are all exact: the first of the best of those (`tie` if given and two share it); else
-    `NearTie` (a float this close to another could be either side of it)."""
-    top = max(float(v) for v in values.values())
-    near = [a for a, v in values.items() if top - float(v) <= margin]
-    if len(near) > 1 and not all(isinstance(values[a], Fraction) for a in near):
-        close = " and ".join(f"{a} ({float(values[a])!r})" for a in near)
-        raise NearTie(f"{close} are worth the same within {margin:.0e}: only exact values could tell which is "
-                      "better, and this position's are out of reach")
-    best = max(values[a] for a in near)
-    winners = [a for a in near if values[a] == best]
-    return winners[0] if len(winners) == 1 or tie is None else tie
-
-
-def _bus_float_odds(position: Position, objective: Objective) -> Odds:
-    """`_bus_odds` from the float solution of the bus table the position reaches: every legal action's value
-    (the chance node it rolls, kept by the solver at every level: `BusSolution.watched_value`), the decision
-    among the solver's candidates (`BusSolution.candidates`, as `ExactBusTurn.options`: a fixed rule's own
-    choice, else the options within the margin of the best) where it is one, tyre tracks' choices likewise (`NearTie`
-    where they do not; a choice after which the policy certainly stops is worth its stop value exactly, so
-    equal ones are a tie, as in exact answers); the next rolls exact."""
-    mode, state = position.game_mode, position.bus_state
-    table = bus_table_for(position.mode, position.recycle, state)
-    rolls = [a for a in legal_actions(mode, state) if a != "stop"]
-    next_rolls = {a: next_roll(position, a) for a in rolls}
-    actions, index = dict(table.actions[0]), table.index
-    choices = [index[s] for r in next_rolls.values() for t in r.transitions for _, s in t.choices]
-    solution = bus_solve(position.mode, position.recycle, objective, state, watched=(*actions.values(), *choices))
-    score = position.score
-    stop = Fraction(objective.stop_value(score))
-    values: dict[str, Fraction | float] = {"stop": stop} if table.can_stop[0] else {}
-    for a in rolls:
-        value = solution.watched_value(actions[a], score)
-        if value == -np.inf:
-            raise NearTie(f"{a} was not solved at the turn's score {score}: the policy stops here (it is above "
-                          f"the most, {solution.top}, at which the solver rolls); only exact values would give its "
-                          "value")
-        values[a] = value
-    mask = solution.candidates(0, score)  # the options within the margin of the best (a fixed rule: its own)
-    if not table.can_stop[0] and mask == 1:  # the compulsory first roll, above the solved levels
-        mask = (2 << len(table.actions[0])) - 2
-    names = (["stop"] if mask & 1 else []) + [a for k, (a, _) in enumerate(table.actions[0]) if mask & (2 << k)]
-    best = _best({a: values[a] for a in names}, MARGIN * max(1.0, abs(float(stop))), tie="tie")
-    roll_action = best if best in rolls else max(rolls, key=lambda a: values[a])
-    decision = Decision(action=best, objective=objective, roll=values[roll_action], stop=stop, actions=values,
-                        roll_action=roll_action)
-    give_up = []
-    for t in next_rolls[roll_action].transitions:
-        if t.choices:
-            worth = {g: _after_giving_up(solution, index[s], score + t.brains) for g, s in t.choices}
-            footprints, pile = _before_giving_up(position, t.choices[0])
-            choice = _best(worth, MARGIN * max(1.0, *(abs(float(v)) for v in worth.values())))
-            give_up.append(GiveUp(t.probability, t.brains, t.shotguns, choice, worth, footprints, pile))
-    return Odds(position, next_rolls[roll_action], decision, None, next_rolls, tuple(give_up))
-
-
-def _after_giving_up(solution: BusSolution, i: int, score: int) -> Fraction | float:
-    """The value of decision node `i` at `score` (a watched node): its stop value, exactly, where the policy
-    certainly stops there (stop alone is within the margin of its best); else the float."""
-    if solution.table.can_stop[i] and solution.candidates(i, score) == 1:
-        return Fraction(solution.objective.stop_value(score))
-    return solution.watched_value(i, score)

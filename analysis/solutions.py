@@ -164,6 +164,11 @@ class StoredTurn:
             return {"roll": roll}
         return {"roll": roll, "stop": float(score)}
 
+    def decision(self, i: int, score: int, values: dict[str, float]) -> str:
+        """The best of node `i`'s action `values` at `score`, or ``tie`` where the bound cannot separate two
+        (`solutions.decide`)."""
+        return decide(values, self.within)
+
     @cached_property
     def max_delta(self) -> int:
         """The most brains one roll adds."""

@@ -4,10 +4,8 @@ The modes are `dice.MODES`, read when asked (`combinations`): a mode added there
 
 `build` makes one (`solutions.build` without the bus, `bus_solutions.build` with it) and `open_turn` reads one back
 from its arrays, whichever it is: the workers store what `build` returns and the server answers from what `open_turn`
-returns, both without knowing which kind of turn it is. Either kind answers the same questions (`odds.stored_odds`
-asks them): a position's node (`node`), its actions but stop and what each rolls (`actions`), every legal action's
-value (`action_values`), nodes' values (`values`) and the score distribution of rolling one (`score_distribution`);
-a plain turn's one action is ``roll``, its node's own roll.
+returns, both without knowing which kind of turn it is. Either kind is a `turn.TurnSolution`, the questions
+`odds.answer_from` asks of every solved turn; a plain turn's one action is ``roll``, its node's own roll.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from flask import current_app
 from analysis import Odds, Position, PositionError, odds, parse_objective
 from analysis.budgets import approximate, left_out, room, too_large
 from analysis.exact import fraction_text
-from analysis.odds import NearTie, TurnStartTooLarge, stored_odds, within
+from analysis.odds import NearTie, TurnStartTooLarge, answer_from, within
 from analysis.position import COUNTS, DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, SCHOOL_BUS_FIELDS
 from analysis.roll import legal_actions
 from analysis.stored import AnyStoredTurn
@@ -181,9 +181,9 @@ def answer_key(position: Position, objective: str, stored: bool = False) -> Key:
 
 @lru_cache(maxsize=4096)
 def from_solution(position: Position, turn: AnyStoredTurn, distribution: bool = True) -> dict[str, Any]:
-    """The answer read from `turn`, the mode's stored solution (`analysis.odds.stored_odds`), with the turn's score
+    """The answer read from `turn`, the mode's stored solution (`analysis.odds.answer_from`), with the turn's score
     distribution if `distribution`."""
-    return answer(stored_odds(position, turn, distribution))
+    return answer(answer_from(position, turn, distribution=distribution))
 
 
 def shared_answer(position: Position, objective: str, turn: AnyStoredTurn | None = None) -> dict[str, Any]:

@@ -84,7 +84,7 @@ def main() -> None:
         bits = {a: int(v.denominator.bit_length()) for a, v in values.items()}
         t = step("exact values", t, f"denominator bits {bits}")
         best = max((a for a in values if a != "stop"), key=lambda a: values[a])
-        distribution = exact.score_distribution(i, score, best)
+        distribution = exact.score_distribution(dict(exact.table.actions[i])[best], score)
         step("exact distribution", t, f"{len(distribution)} scores")
 
 

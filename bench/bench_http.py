@@ -153,7 +153,7 @@ def in_process(solutions: str, count: int) -> None:
     mean = {f"{Path(file).parent.name}/{Path(file).name} {name}": cumulative / count * 1e3
             for (file, _, name), (_, _, _, cumulative, _) in stats.items()}
     print(f"{count} /v1/advice.txt requests of random positions, mean ms per request:")
-    for part in ("flask/app.py wsgi_app", "api/spec.py validate_request", "analysis/odds.py stored_odds",
+    for part in ("flask/app.py wsgi_app", "api/spec.py validate_request", "analysis/odds.py answer_from",
                  "analysis/roll.py next_roll"):
         print(f"  {part}: {mean.get(part, 0.0):.1f}")
 

@@ -141,7 +141,7 @@ def phases(mode: str, recycle: str) -> None:
 
 def answers(root: Path, count: int) -> None:
     os.environ["ZOMBIE_ODDS_SOLUTIONS"] = str(root)
-    from analysis.odds import stored_odds
+    from analysis.odds import answer_from
     from analysis.simulate import random_position
     from workers.solutions import combinations, load
 
@@ -157,10 +157,10 @@ def answers(root: Path, count: int) -> None:
         turn = turns[(mode, recycle, bus)]
         decided, whole = times.setdefault(f"{mode}{', bus' if bus else ''}", ([], []))
         start = time.perf_counter()
-        stored_odds(position, turn, distribution=False)
+        answer_from(position, turn, distribution=False)
         decided.append(time.perf_counter() - start)
         start = time.perf_counter()
-        stored_odds(position, turn)
+        answer_from(position, turn)
         whole.append(time.perf_counter() - start)
     print("| mode | positions | decision p50 ms | p99 ms | max ms | with the distribution p50 ms | p99 ms | max ms |")
     print("|---|---|---|---|---|---|---|---|")

@@ -38,7 +38,8 @@ from . import games
 
 # Test modules run in one process together where they share a costly result of the process's caches: these
 # solve the base game's whole School Bus turn exactly (a minute each in separate processes).
-TOGETHER = {name: "bus-turn-start" for name in ("test_bus.py", "test_api_expansions.py", "test_bus_solutions.py")}
+TOGETHER = {name: "bus-turn-start" for name in ("test_bus.py", "test_api_expansions.py", "test_bus_solutions.py",
+                                                "test_turn.py")}
 
 
 # The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the

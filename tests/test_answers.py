@@ -58,13 +58,13 @@ def test_a_long_flow_from_a_stored_solution_is_a_job(tmp_path: Path, monkeypatch
     question = {key: value for key, value in BODY.items() if key != "objective"}  # expected brains: stored
     expected = create_app({"TESTING": True}).test_client().post("/v1/odds", json=question).get_json()
     assert "within" in expected["turn"]  # (read from the stored solution, in floats)
-    stored_odds, release = api.answers.stored_odds, threading.Event()
+    answer_from, release = api.answers.answer_from, threading.Event()
 
-    def slow(*args):
+    def slow(*args, **kwargs):
         assert release.wait(60)
-        return stored_odds(*args)
+        return answer_from(*args, **kwargs)
 
-    monkeypatch.setattr(api.answers, "stored_odds", slow)
+    monkeypatch.setattr(api.answers, "answer_from", slow)
     api.answers.from_solution.cache_clear()
     client = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": 0.2}).test_client()
     first = client.post("/v1/odds", json=question)

@@ -12,7 +12,7 @@ from analysis import Position
 from analysis.bus_solutions import StoredBusTurn
 from analysis.exact import exact_bus_turn
 from analysis.objectives import ExpectedBrains
-from analysis.odds import odds, stored_odds
+from analysis.odds import answer_from, odds
 from analysis.position import BusState, DiceState
 from analysis.roll import legal_actions, next_roll
 from analysis.simulate import random_position
@@ -82,7 +82,7 @@ def test_values_and_distributions_near_the_end_of_a_turn_match_the_exact_ones(mo
         agree(turn, exact, i, 0, score)
         for action, c in turn.actions(i).items():
             floats, bound = turn.score_distribution(c, score)
-            fractions = exact.score_distribution(0, score, action)
+            fractions = exact.score_distribution(dict(exact.table.actions[0])[action], score)
             assert max(abs(floats.get(k, 0.0) - float(q)) for k, q in fractions.items()) <= bound
             assert set(floats) <= set(fractions)
         checked += 1
@@ -99,7 +99,7 @@ def test_tyre_tracks_choices_are_the_exact_engines(mode: str) -> None:
     turn = stored(mode)
     checked = 0
     for position in cheap_to_solve_exactly(positions(mode, 800, seed=6)):
-        floats = stored_odds(position, turn, distribution=False)
+        floats = answer_from(position, turn, distribution=False)
         if not floats.give_up:
             continue
         fractions = odds(position, distribution=False)
@@ -151,7 +151,7 @@ def test_positions_after_a_recycle_and_before_one_are_answered(mode: str) -> Non
         kind = "after" if position.banked else "before" if before else None
         if kind is None or found[kind] == 3:
             continue
-        odds = stored_odds(position, turn)
+        odds = answer_from(position, turn)
         assert abs(sum(odds.score_distribution.values()) - 1) < 1e-9
         assert odds.decision.action in (*odds.decision.actions, "tie")
         found[kind] += 1
