@@ -183,7 +183,7 @@ def needs_recycling(mode: Mode, state: DiceState) -> bool:
     return sum(state.cup(mode)) < mode.dice_per_roll - sum(state.hand)
 
 
-@cache
+@lru_cache(maxsize=4096)  # (per dice state: a server asked about every position would keep them all)
 def transitions(mode: Mode, state: DiceState, recycle: str = "before-draw") -> tuple[Transition, ...]:
     """Every distinct result of rolling again from `state`, merged, with exact probabilities.
 
@@ -384,7 +384,6 @@ def _special_rolls(mode: Mode, dice: tuple[int, ...]) -> tuple[tuple[Roll, int],
     return tuple(out)
 
 
-@cache
 def _resolve(mode: Mode, roll: Roll, effects: tuple[str, ...], brains: tuple[int, ...],
              double_brains: tuple[int, ...]) -> tuple:
     """Steps 1-4 for one roll against the brain pile (the only part of the state a roll's faces meet)."""
@@ -394,7 +393,6 @@ def _resolve(mode: Mode, roll: Roll, effects: tuple[str, ...], brains: tuple[int
     return settle(roll), aside, now, brains_left, doubles_left, lost
 
 
-@cache
 def _outcomes(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], brains: tuple[int, ...],
               double_brains: tuple[int, ...]) -> tuple[tuple[tuple, int], ...]:
     """Every resolved result of rolling `rolled` against the rescuable part of the brain pile, merged:
@@ -409,7 +407,7 @@ def _outcomes(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], bra
     return tuple(merged.items())
 
 
-@cache
+@lru_cache(maxsize=256)  # (up to megabytes each in the Double Feature: a server asked about every pile keeps some)
 def _summed(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], brains: tuple[int, ...],
             double_brains: tuple[int, ...]) -> tuple[tuple[tuple, int, int, int, int], ...]:
     """`_outcomes`, each with the shotguns it shows, its change of the pile's brains (rescues included)
@@ -487,7 +485,6 @@ def bus_step(face: Face, hand: tuple[int, ...], brains: tuple[int, ...], shotgun
     return hand, brains, shotguns, double_shotguns
 
 
-@cache
 def give_up(mode: Mode, dice: DiceState, tokens: int) -> tuple[tuple[str, DiceState], ...]:
     """Tyre tracks: every way to lose one brain (the player chooses), with the dice afterwards.
 

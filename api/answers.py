@@ -39,6 +39,7 @@ from workers.shared import store
 from workers.store import CorruptEntry, Key, Store
 
 from .errors import ApiError, FieldError
+from .memory import give_back
 
 __all__ = ["answer", "answer_key", "answer_job", "compute", "from_solution", "computing", "running", "position_from",
            "read_answer", "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
@@ -255,6 +256,7 @@ def _run(job: Future, shelf: Store, key: Key, work: Callable[[], dict[str, Any]]
         except BaseException as e:  # (the request waiting re-raises it: a 422 for a position too large, say)
             job.set_exception(e)
         finally:
+            give_back()  # (what its flow freed goes back to the system: api/memory.py)
             with _running_lock:
                 _running.pop(key, None)
 

@@ -16,7 +16,8 @@
   `recycle_when_large`): it stops accepting, finishes the requests it has and exits, and the master
   starts a fresh one. A worker never keeps gigabytes idle after a large request. Each worker fixes glibc's
   mmap and trim thresholds (`return_freed_memory`), so that the tens of MB a score distribution's flow
-  allocates go back to the system when it ends instead of staying in the heap.
+  allocates go back to the system when it ends instead of staying in the heap, and what its arenas still hold
+  freed goes back when an answer's job ends and before a worker is measured for recycling (api/memory.py).
 - **Control socket**: gunicorn 23+ opens a control socket, by default the same path for every server
   of a user (`~/.gunicorn/gunicorn.ctl`), so that stopping one server removed another's. `serve` opens
   none unless `--control-socket PATH` asks for one.
@@ -26,8 +27,6 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import json
 import os
 import re
@@ -46,9 +45,9 @@ from workers import jobs
 
 from . import answers
 from .deadline import DEFAULT_DEADLINE
+from .memory import give_back, private_mb, return_freed_memory
 
-__all__ = ["Worker", "options", "recycle_when_large", "request_deadline", "private_mb", "return_freed_memory",
-           "write_problem"]
+__all__ = ["Worker", "options", "recycle_when_large", "request_deadline", "write_problem"]
 
 LIMIT_REQUEST_LINE = 8190  # gunicorn's maximum (0 would mean "up to 1 MB")
 LIMIT_REQUEST_FIELDS = 100
@@ -104,24 +103,6 @@ class Worker(ThreadWorker):
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_pending_socket_readable, conn))
 
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-FREED_BLOCK = 128 * 1024  # bytes: glibc's default thresholds, fixed
-
-
-def return_freed_memory() -> bool:
-    """Have glibc give freed memory back to the system: a block above 128 KiB is mapped on its own and unmapped
-    when freed, and the heap is trimmed above 128 KiB free. By default glibc raises its mmap threshold (up to
-    32 MB) each time a mapped block is freed, so that a process which allocates and frees arrays of tens of MB
-    (a score distribution's flow) soon serves them from a heap it never trims: measured over 600 answers of
-    four solutions, 494 MB of a worker's own memory against 200 MB with the thresholds fixed. False where the C
-    library has no `mallopt` (not glibc)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, FREED_BLOCK) and libc.mallopt(M_TRIM_THRESHOLD, FREED_BLOCK))
-    except (OSError, AttributeError):
-        return False
-
-
 def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn's error answer (`gunicorn.util.write_error`) as an RFC 9457 problem, `nosniff`, connection closed."""
     try:
@@ -136,18 +117,6 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
     util.write_nonblock(sock, head.encode("latin-1") + body)
 
 
-def private_mb() -> float:
-    """This process's own resident memory, in MB: its resident pages less those backed by files (the mapped
-    stored solutions, shared by every worker through the page cache, and the libraries), from Linux's
-    /proc/self/statm; 0 where there is none."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            _, resident, shared, *_ = (int(x) for x in f.read().split())
-            return (resident - shared) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
 def recycle_when_large(limit_mb: float) -> Any:
     """gunicorn's `post_request` hook: a worker left above `limit_mb` MB of its own memory (`private_mb`) by a
     request stops accepting, finishes its requests and exits (the master starts a fresh one). Not while it runs an
@@ -157,6 +126,9 @@ def recycle_when_large(limit_mb: float) -> Any:
 
     def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
         own = private_mb()
+        if own > limit_mb:  # (freed memory the heap still holds is not the worker's: given back, it is not counted)
+            give_back()
+            own = private_mb()
         if own > limit_mb and worker.alive and not answers.running() and not jobs.running():
             worker.log.info("worker %s holds %.0f MB (over %.0f MB) after %s %s: recycling it", worker.pid, own,
                             limit_mb, getattr(req, "method", "?"), getattr(req, "path", "?"))

@@ -12,7 +12,9 @@ decision and the values), then as `/v1/odds` (the whole answer: the turn's score
 that outlast the server's wait are 503s naming the job that goes on computing them).
 Rate limits are off for the run (it measures answers, not the limiter). Both servers run gunicorn with the same
 number of workers on 127.0.0.1, and each load stops by itself after `--seconds`. Each odds worker's RSS, PSS and
-private memory (/proc/PID/smaps_rollup) are read before and after the two loads.
+private memory (/proc/PID/smaps_rollup: the pages of its mapped files that no other process maps, and its own) are
+read before the two loads, as they end (the answers that outlasted the server's wait still computing as jobs), and
+once the workers use under a twentieth of a core (those jobs ended).
 
 With `--in-process N`, no server: N `/v1/advice.txt` requests of random positions through Flask's test client, under
 cProfile, each solution mapped first; it prints the mean time of a request and of its parts (the request's
@@ -122,8 +124,35 @@ def memory(master: int) -> list[dict[str, float]]:
             continue
         kb = {k: int(v) for k, v in re.findall(r"^(\w+):\s+(\d+) kB", rollup, re.M)}
         out.append({"pid": pid, "rss": kb["Rss"] / 1024, "pss": kb["Pss"] / 1024,
-                    "private": (kb["Private_Clean"] + kb["Private_Dirty"]) / 1024})
+                    "clean": kb["Private_Clean"] / 1024, "dirty": (kb["Private_Dirty"] + kb["Swap"]) / 1024})
     return out
+
+
+def cpu_ticks(master: int) -> int:
+    """The CPU time (clock ticks) the workers of the gunicorn `master` have used."""
+    ticks = 0
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == master:
+            ticks += int(fields[11]) + int(fields[12])  # utime + stime
+    return ticks
+
+
+def idle(master: int, window: float = 3.0, most: float = 300.0) -> float:
+    """Wait until the workers of `master` use under a twentieth of a core over `window` seconds (their answer jobs
+    have ended; what is left is gunicorn's heartbeat), at most `most` seconds; the seconds waited."""
+    start, tick = time.monotonic(), os.sysconf("SC_CLK_TCK")
+    last = cpu_ticks(master)
+    while time.monotonic() - start < most:
+        time.sleep(window)
+        now = cpu_ticks(master)
+        if now - last < window * tick / 20:
+            break
+        last = now
+    return time.monotonic() - start
 
 
 def in_process(solutions: str, count: int) -> None:
@@ -196,6 +225,8 @@ def main() -> None:
         runs.update({f"`{path}`, random positions": run_wrk("http://127.0.0.1:8765", args.seconds, args.connections,
                                                             script) for path, script in scripts.items()})
         after = memory(servers[0].pid)
+        waited = idle(servers[0].pid)
+        settled = memory(servers[0].pid)
         print(f"{len(positions)} distinct positions over {len(combinations())} solutions, {args.connections} "
               f"connections, {args.workers} workers, {args.seconds} s each")
         print("| load | requests | req/s | p50 ms | p99 ms | errors (non-2xx) | of bare's throughput |")
@@ -203,11 +234,15 @@ def main() -> None:
         for name, r in runs.items():
             print(f"| {name} | {r['requests']} | {r['rps']:.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} "
                   f"({r['non2xx']}) | {r['rps'] / bare['rps']:.3f} |")
-        print("| worker | RSS MiB before | after | PSS MiB before | after | private MiB before | after |")
-        print("|---|---|---|---|---|---|---|")
-        for b, a in zip(before, after):
-            print(f"| {b['pid']} | {b['rss']:.0f} | {a['rss']:.0f} | {b['pss']:.0f} | {a['pss']:.0f} | "
-                  f"{b['private']:.0f} | {a['private']:.0f} |")
+        print(f"each worker's memory (MiB) before the loads, as they end, and once its answer jobs have ended "
+              f"({waited:.0f} s later): private clean is pages of the mapped solutions no other process maps now, its "
+              "own memory (heap, arrays) is private dirty and swapped")
+        print("| reading | worker | RSS | PSS | private clean | own (private dirty) |")
+        print("|---|---|---|---|---|---|")
+        for reading, workers in (("before", before), ("as they end", after), ("jobs ended", settled)):
+            for m in workers:
+                print(f"| {reading} | {m['pid']} | {m['rss']:.0f} | {m['pss']:.0f} | {m['clean']:.0f} | "
+                      f"{m['dirty']:.0f} |")
     finally:
         for s in servers:
             s.send_signal(signal.SIGTERM)

@@ -100,3 +100,16 @@ def test_an_answer_no_job_computes_is_not_found(client) -> None:
     r = client.get("/v1/answers/answer--original--before-draw--p1--v1--" + "0" * 40)
     assert r.status_code == 404 and "ask the question again" in r.get_json()["detail"]
     assert client.get("/v1/answers/answer--no--such").status_code == 404
+
+
+def test_an_answer_job_gives_freed_memory_back_as_it_ends(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    given: list[bool] = []
+    monkeypatch.setattr(api.answers, "give_back", lambda: given.append(True))
+    client = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": 30}).test_client()
+    assert client.get("/v1/odds?objective=reach:2&footprints=green&brains=green&shotguns=red").status_code == 200
+    for _ in range(100):  # (the job's thread gives back, then ends, as the request reads its answer)
+        if not api.answers.running():
+            break
+        time.sleep(0.05)
+    assert given == [True]

@@ -28,7 +28,8 @@ import pytest
 
 from api import create_app
 from api.deadline import DeadlineExceeded, in_flight
-from api.serving import Worker, options, private_mb, return_freed_memory
+from api.memory import return_freed_memory
+from api.serving import Worker, options
 from tests.conftest import builder_busy
 from workers.store import held
 
@@ -330,26 +331,6 @@ def test_a_servers_background_builder_ends_with_the_server(tmp_path: Path) -> No
     assert not list(solutions.glob(".tmp-*"))
 
 
-def test_a_workers_own_memory_leaves_out_the_mapped_solutions(tmp_path: Path) -> None:
-    """Recycling counts a worker's own memory: reading 64 MB of a mapped file (as a stored solution is read) moves
-    it by little, and 64 MB of fresh private pages written move it by 64."""
-    import mmap
-
-    import numpy as np
-
-    path = tmp_path / "mapped.npy"
-    np.save(path, np.ones(8 * 2**20))  # 64 MB
-    before = private_mb()
-    mapped = np.load(path, mmap_mode="r")
-    assert float(mapped.sum()) == 8 * 2**20  # every page read
-    assert private_mb() - before < 16
-    own = mmap.mmap(-1, 64 * 2**20, flags=mmap.MAP_PRIVATE)  # new pages (an allocator may reuse freed ones)
-    for at in range(0, len(own), mmap.PAGESIZE):
-        own[at] = 1
-    assert private_mb() - before > 48
-    own.close()
-
-
 def test_a_worker_has_glibc_give_freed_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each worker fixes glibc's thresholds as it starts (what that saves is measured in bench/README.md)."""
     assert return_freed_memory()  # glibc's mallopt took both settings
@@ -389,6 +370,20 @@ def test_a_worker_running_an_answer_job_is_not_recycled_until_it_ends() -> None:
         api.answers._running.pop("job")
     hook(worker, None, {}, None)
     assert not worker.alive
+
+
+def test_a_worker_gives_freed_memory_back_before_it_is_measured_for_recycling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the limit, the worker's heap is trimmed (`give_back`) and measured again: what it had freed is not its
+    own."""
+    from api.serving import recycle_when_large
+
+    own = iter([1500.0, 300.0])
+    given: list[bool] = []
+    monkeypatch.setattr("api.serving.private_mb", lambda: next(own))
+    monkeypatch.setattr("api.serving.give_back", lambda: given.append(True))
+    hook, worker = recycle_when_large(1024), FakeWorker()
+    hook(worker, None, {}, None)
+    assert worker.alive and given == [True]
 
 
 def test_a_worker_running_a_table_job_is_not_recycled_until_it_ends() -> None:
