@@ -1,15 +1,17 @@
 """zombie-odds' mathematics: pure rules and exact probabilities (no Flask, no Celery, no I/O).
 
-Start with `Position` (a validated mid-turn position) and `odds` (the whole answer for it).
+Start with `Position` (a validated mid-turn position) and `odds` (the whole answer for it); `answer_from` answers it
+from any solved turn (`TurnSolution`: stored, exact or in floats).
 """
 
 from .dice import BUS, DICE, EFFECTS, MODES, Die, Effect, Face, Mode
 from .objectives import ExpectedBrains, FixedRule, Objective, Reach, Win, parse_objective
-from .odds import Decision, GiveUp, Odds, odds
+from .odds import Decision, GiveUp, Odds, answer_from, odds
 from .policy import Solution, solve
 from .position import BusState, FieldError, Position, PositionError
 from .roll import ACTIONS, NextRoll, Transition, legal_actions, next_roll
 from .table import Table, table_for
+from .turn import TurnSolution
 
 __all__ = [
     "ACTIONS",
@@ -36,7 +38,9 @@ __all__ = [
     "Solution",
     "Table",
     "Transition",
+    "TurnSolution",
     "Win",
+    "answer_from",
     "legal_actions",
     "next_roll",
     "odds",

@@ -5,7 +5,7 @@ rolls the state itself; a School Bus turn has decision, chance and tyre-tracks n
 asks: the node of a position (`node`, `index`), the actions there but stop and the roll each makes (`actions`),
 every legal action's value (`action_values`), the best action (`decision`), nodes' values (`values`, for tyre
 tracks' choices) and the final score distribution after a roll (`score_distribution`), with `within`, the bound on
-every float value (None: the values are exact).
+every float value (None: the values are exact, or request-time floats each within `MARGIN` of its exact one).
 
 Three kinds of solution answer them:
 
@@ -30,6 +30,7 @@ import numpy as np
 from .exact import MARGIN, ExactBusTurn, ExactTurn, to_fraction
 from .policy import BusSolution, Solution
 from .position import BusState, DiceState, Position
+from .table import BusTable, Table
 
 __all__ = ["TurnSolution", "ExactPlain", "ExactBus", "FloatPlain", "FloatBus", "NearTie", "best"]
 
@@ -64,54 +65,80 @@ class TurnSolution(Protocol):
         bound on each probability (None: exact)."""
 
 
-@dataclass(frozen=True, eq=False)
-class ExactPlain:
-    """A plain turn's exact values (`exact.ExactTurn`) as a `TurnSolution`."""
+class _PlainNodes:
+    """A plain turn's nodes: a position's dice state, whose one action, ``roll``, rolls the state itself."""
 
-    exact: ExactTurn
-    within: None = None
+    @property
+    def table(self) -> Table:
+        raise NotImplementedError
 
     def node(self, position: Position) -> int | None:
         return self.index(position.state)
 
     def index(self, state: DiceState) -> int | None:
-        return self.exact.solution.table.index.get(state)
+        return self.table.index.get(state)
 
     def actions(self, i: int) -> dict[str, int]:
         return {"roll": i}
 
-    def action_values(self, i: int, score: int) -> dict[str, Value]:
-        """``roll`` and ``stop``; ``roll`` alone at the turn start, where it is compulsory."""
-        table, roll = self.exact.solution.table, to_fraction(self.exact.roll(i, score))
-        if i == table.start and table.compulsory:
-            return {"roll": roll}
-        return {"roll": roll, "stop": to_fraction(self.exact.stop(score))}
-
-    def decision(self, i: int, score: int, values: dict[str, Value]) -> str:
-        return self.exact.decision(i, score)
+    def compulsory(self, i: int) -> bool:
+        """Whether node `i` is the turn start, whose roll is compulsory."""
+        return i == self.table.start and self.table.compulsory
 
     def values(self, nodes: np.ndarray, score: int) -> np.ndarray:
         raise TypeError("a plain turn has no tyre tracks")
+
+
+class _BusNodes:
+    """A School Bus turn's nodes: a position's bus state is a decision node, whose actions roll chance nodes."""
+
+    @property
+    def table(self) -> BusTable:
+        raise NotImplementedError
+
+    def node(self, position: Position) -> int | None:
+        return self.index(position.bus_state)
+
+    def index(self, state: BusState) -> int | None:
+        return self.table.index.get(state)
+
+    def actions(self, i: int) -> dict[str, int]:
+        return dict(self.table.actions[i])
+
+
+@dataclass(frozen=True, eq=False)
+class ExactPlain(_PlainNodes):
+    """A plain turn's exact values (`exact.ExactTurn`) as a `TurnSolution`."""
+
+    exact: ExactTurn
+    within: None = None
+
+    @property
+    def table(self) -> Table:
+        return self.exact.solution.table
+
+    def action_values(self, i: int, score: int) -> dict[str, Value]:
+        """``roll`` and ``stop``; ``roll`` alone at the turn start, where it is compulsory."""
+        roll = to_fraction(self.exact.roll(i, score))
+        return {"roll": roll} if self.compulsory(i) else {"roll": roll, "stop": to_fraction(self.exact.stop(score))}
+
+    def decision(self, i: int, score: int, values: dict[str, Value]) -> str:
+        return self.exact.decision(i, score)
 
     def score_distribution(self, roll: int, score: int) -> tuple[dict[int, Value], None]:
         return self.exact.score_distribution(roll, score), None
 
 
 @dataclass(frozen=True, eq=False)
-class ExactBus:
+class ExactBus(_BusNodes):
     """A School Bus turn's exact values (`exact.ExactBusTurn`) as a `TurnSolution`."""
 
     exact: ExactBusTurn
     within: None = None
 
-    def node(self, position: Position) -> int | None:
-        return self.index(position.bus_state)
-
-    def index(self, state: BusState) -> int | None:
-        return self.exact.table.index.get(state)
-
-    def actions(self, i: int) -> dict[str, int]:
-        return dict(self.exact.table.actions[i])
+    @property
+    def table(self) -> BusTable:
+        return self.exact.table
 
     def action_values(self, i: int, score: int) -> dict[str, Value]:
         return {a: to_fraction(v) for a, v in self.exact.action_values(i, score).items()}
@@ -153,27 +180,20 @@ def margin(stop: Value) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class FloatPlain:
+class FloatPlain(_PlainNodes):
     """A plain turn's float solution (`policy.Solution`, the mode's whole turn) as a `TurnSolution`."""
 
     solution: Solution
     within: None = None
 
-    def node(self, position: Position) -> int | None:
-        return self.index(position.state)
-
-    def index(self, state: DiceState) -> int | None:
-        return self.solution.table.index.get(state)
-
-    def actions(self, i: int) -> dict[str, int]:
-        return {"roll": i}
+    @property
+    def table(self) -> Table:
+        return self.solution.table
 
     def action_values(self, i: int, score: int) -> dict[str, Value]:
         """``roll`` (a float) and ``stop`` (exact); ``roll`` alone at the turn start, where it is compulsory."""
-        table, roll = self.solution.table, self.solution.roll_at(i, score)
-        if i == table.start and table.compulsory:
-            return {"roll": roll}
-        return {"roll": roll, "stop": Fraction(self.solution.objective.stop_value(score))}
+        roll, stop = self.solution.roll_at(i, score), Fraction(self.solution.objective.stop_value(score))
+        return {"roll": roll} if self.compulsory(i) else {"roll": roll, "stop": stop}
 
     def decision(self, i: int, score: int, values: dict[str, Value]) -> str:
         """The compulsory first roll; a stop the objective forces; a fixed rule's roll; else the better of the two
@@ -181,21 +201,18 @@ class FloatPlain:
         objective = self.solution.objective
         if "stop" not in values:
             return "roll"
-        if objective.forces and objective.forced(score, int(self.solution.table.shotguns[i])):
+        if objective.forces and objective.forced(score, int(self.table.shotguns[i])):
             return "stop"
         if not objective.chooses:
             return "roll"  # (a fixed rule rolls wherever it does not stop)
         return best(values, margin(values["stop"]))
-
-    def values(self, nodes: np.ndarray, score: int) -> np.ndarray:
-        raise TypeError("a plain turn has no tyre tracks")
 
     def score_distribution(self, roll: int, score: int) -> tuple[dict[int, Value], float | None]:
         raise TypeError("a float solution solved for a request gives no score distribution")
 
 
 @dataclass(frozen=True, eq=False)
-class FloatBus:
+class FloatBus(_BusNodes):
     """A School Bus turn's float solution (`policy.BusSolution`, rooted at the position: node 0) as a
     `TurnSolution`: the values of the nodes the solver was asked to watch (the position's actions, and the
     choices tyre tracks on its next rolls leave), kept at every level (`BusSolution.watched_value`)."""
@@ -203,22 +220,17 @@ class FloatBus:
     solution: BusSolution
     within: None = None
 
-    def node(self, position: Position) -> int | None:
-        return self.index(position.bus_state)
-
-    def index(self, state: BusState) -> int | None:
-        return self.solution.table.index.get(state)
-
-    def actions(self, i: int) -> dict[str, int]:
-        return dict(self.solution.table.actions[i])
+    @property
+    def table(self) -> BusTable:
+        return self.solution.table
 
     def action_values(self, i: int, score: int) -> dict[str, Value]:
         """Every legal option: ``stop`` exact, the rolls floats; `NearTie` for a roll the solver did not solve at
         this score (above the most at which it rolls)."""
         solution = self.solution
         values: dict[str, Value] = {"stop": Fraction(solution.objective.stop_value(score))} \
-            if solution.table.can_stop[i] else {}
-        for a, c in solution.table.actions[i]:
+            if self.table.can_stop[i] else {}
+        for a, c in self.table.actions[i]:
             value = solution.watched_value(c, score)
             if value == -np.inf:
                 raise NearTie(f"{a} was not solved at the turn's score {score}: the policy stops here (it is above "
@@ -231,7 +243,7 @@ class FloatBus:
         """The best of the solver's candidates (`BusSolution.candidates`, as `ExactBusTurn.options`: a fixed rule's
         own choice, else the options within the margin of the best) where the values separate it, ``tie`` where
         two exact ones share it (`best`)."""
-        table = self.solution.table
+        table = self.table
         mask = self.solution.candidates(i, score)
         if not table.can_stop[i] and mask == 1:  # the compulsory first roll, above the solved levels
             mask = (2 << len(table.actions[i])) - 2
@@ -243,7 +255,7 @@ class FloatBus:
         alone is within the margin of its best); else the float."""
         solution = self.solution
         stop = Fraction(solution.objective.stop_value(score))
-        return np.array([stop if solution.table.can_stop[i] and solution.candidates(i, score) == 1
+        return np.array([stop if self.table.can_stop[i] and solution.candidates(i, score) == 1
                          else solution.watched_value(i, score) for i in nodes.tolist()], dtype=object)
 
     def score_distribution(self, roll: int, score: int) -> tuple[dict[int, Value], float | None]:
