@@ -9,11 +9,10 @@ Where exact fractions are out of reach (Direct-to-Video Sequel with most of its 
 run over ~6 million (state, score) pairs to the cap of 2,904 brains; Santa's whole School Bus turn, 8.2
 million (node, score) pairs), ``odds(..., exact=False)`` answers from the float solution of the turn
 (`float_solution`; with the bus, the solver keeps the values of the nodes the answer reads:
-`BusSolution.watched_value`): the same
-equations over the same exact transition table, its values within `WITHIN` of the exact ones (``MARGIN``,
-the margin beyond which exact.py already trusts every float decision), so the decision is as certain as
-anywhere, and refused (`NearTie`) where the best two values are closer than that. The next roll stays
-exact; there is no score distribution.
+`BusSolution.watched_value`): the same equations over the same exact transition table, its values within
+`WITHIN` of the exact ones (``MARGIN``, the margin beyond which exact.py already trusts every float decision),
+so the decision is as certain as anywhere, and refused (`NearTie`) where the best two values are closer than
+that. The next roll stays exact; there is no score distribution.
 
 With the School Bus a position has more actions than roll and stop (``board``, ``stay``, ``get-off``):
 `Decision.actions` values every legal one, `Odds.next_rolls` gives each rolling action's exact next
@@ -41,8 +40,7 @@ from .table import bus_table_for
 from .turn import ExactBus, ExactPlain, FloatBus, FloatPlain, NearTie, TurnSolution, best, margin
 
 __all__ = ["Odds", "Decision", "GiveUp", "odds", "win_odds", "answer_from", "exact_solution", "float_solution",
-           "stored_solution",
-           "EXACT_MODES", "TurnStartTooLarge", "NearTie", "NO_WHOLE_TURN", "WITHIN", "within"]
+           "stored_solution", "EXACT_MODES", "TurnStartTooLarge", "NearTie", "NO_WHOLE_TURN", "WITHIN", "within"]
 
 # Modes whose whole-turn table (every dice state from the turn start) is too large to build here:
 # their positions are answered from the states the position reaches, which is small mid-turn.
