@@ -36,10 +36,10 @@ from workers import solutions as solution_jobs
 
 from . import games
 
-# Test modules run in one process together where they share a costly result of the process's caches: these
-# solve the base game's whole School Bus turn exactly (a minute each in separate processes).
-TOGETHER = {name: "bus-turn-start" for name in ("test_bus.py", "test_api_expansions.py", "test_bus_solutions.py",
-                                                "test_turn.py")}
+TESTS = Path(__file__).resolve().parent
+# Test modules run in one process together where they share a costly result of the process's caches: such a module
+# names its group (`pytestmark = pytest.mark.xdist_group("bus-turn-start")`: those solve the base game's whole School
+# Bus turn exactly, a minute each in separate processes).
 
 
 # The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the
@@ -53,13 +53,14 @@ LONGEST = ("bus-turn-start", "test_faults", "test_docs", "test_approximate", "te
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Group each test module whole (pytest-xdist's `--dist loadgroup`: a group runs in one process, so a module's
-    fixtures are built once), `TOGETHER` as one group, the `LONGEST` first; and refuse two items with one node id:
-    pytest-xdist would keep one of them and drop the other unrun."""
+    fixtures are built once), the modules naming one group together, the `LONGEST` first; and refuse two items with
+    one node id: pytest-xdist would keep one of them and drop the other unrun."""
     ids = Counter(item.nodeid for item in items)
     if twice := sorted(nodeid for nodeid, n in ids.items() if n > 1):
         raise pytest.UsageError(f"{len(twice)} node ids name more than one test, e.g. {twice[0]}")
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group(item)))
     items.sort(key=lambda item: LONGEST.index(group(item)) if group(item) in LONGEST else len(LONGEST))
 
 
@@ -67,7 +68,9 @@ LIBC = ctypes.CDLL(ctypes.util.find_library("c"))  # glibc (Debian)
 
 
 def group(item: pytest.Item) -> str:
-    return TOGETHER.get(item.path.name, item.path.stem)
+    """The module's own group if it names one, else the module: its path under tests/ (``analysis/test_roll``)."""
+    named = item.get_closest_marker("xdist_group")
+    return named.args[0] if named else item.path.relative_to(TESTS).with_suffix("").as_posix()
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:

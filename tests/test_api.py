@@ -13,8 +13,6 @@ import json
 import logging
 import re
 import time
-from fractions import Fraction
-from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,8 @@ from analysis import MODES
 from analysis.position import MAX_BANKED, RECYCLE_VARIANTS
 from api import create_app, docs, spec
 from api.modes import served
+
+from .responses import exact, fields, problem
 
 WORKED = {"footprints": ["green", "red"], "brains": ["green"], "shotguns": ["red"], "banked": 0}
 POSITIONS = [
@@ -47,34 +47,12 @@ def query(body: dict[str, Any]) -> dict[str, Any]:
     return {k: ",".join(v) if isinstance(v, list) else v for k, v in body.items()}
 
 
-def fraction(text: str) -> Fraction:
-    """Parse `p/q`, insisting that it is written reduced and with its denominator."""
-    p, q = (int(x) for x in text.split("/"))
-    value = Fraction(p, q)
-    assert (value.numerator, value.denominator) == (p, q), f"{text} is not reduced"
-    return value
 
 
-def exact(item: dict[str, Any]) -> Fraction:
-    value = fraction(item["exact"])
-    assert item["value"] == float(value)
-    return value
 
 
-def problem(response: Any, status: int) -> dict[str, Any]:
-    """Assert an RFC 9457 problem with `status`; return its body."""
-    assert response.status_code == status, response.get_data(as_text=True)
-    assert response.mimetype == "application/problem+json"
-    body = response.get_json()
-    assert body["type"] == "about:blank"
-    assert body["title"] == HTTPStatus(status).phrase
-    assert body["status"] == status
-    assert body["detail"]
-    return body
 
 
-def fields(body: dict[str, Any]) -> list[str]:
-    return [e["field"] for e in body.get("errors", [])]
 
 
 # -- the service ----------------------------------------------------------------------------------

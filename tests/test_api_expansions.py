@@ -28,17 +28,13 @@ from api import spec
 from api.cli import main
 
 from .montecarlo import assert_next_roll_matches, assert_turn_matches, bus_turns, within_4_sigma
-from .test_api import exact, fields, fraction, problem
+from .responses import exact, fields, fraction, position_of, problem, query
+
+pytestmark = pytest.mark.xdist_group("bus-turn-start")  # (tests/conftest.py)
 
 
-def query(body: dict[str, Any]) -> dict[str, Any]:
-    """A JSON position as GET query parameters (piles comma-separated, booleans `true` / `false`)."""
-    return {k: ",".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool) else v
-            for k, v in body.items()}
 
 
-def position_of(body: dict[str, Any]) -> Position:
-    return Position(**{k: tuple(v) if isinstance(v, list) else v for k, v in body.items() if k != "objective"})
 
 
 OPERATION = spec.load()[1]["paths"]["/v1/odds"]["post"]

@@ -30,8 +30,7 @@ from api.cli import main
 from workers import solutions
 
 from .montecarlo import within_4_sigma
-from .test_api import exact, fields, problem
-from .test_api_expansions import position_of, query
+from .responses import exact, fields, position_of, problem, query
 
 OPERATION = spec.load()[1]["paths"]["/v1/odds"]["post"]
 SEQUEL = "direct-to-video-sequel"

@@ -23,6 +23,8 @@ from analysis.table import CHANCE, DECISION, BusTable, bus_table_for
 
 from .montecarlo import N, assert_next_roll_matches, bus_turns, within_4_sigma
 
+pytestmark = pytest.mark.xdist_group("bus-turn-start")  # (tests/conftest.py)
+
 ORIGINAL, BSAM, SANTA, DTV = "original", "big-summer-action-movie", "santa-claus-meets-the-zombies", \
     "direct-to-video-sequel"
 OPTIMAL = ExpectedBrains()

@@ -20,6 +20,8 @@ from analysis.solutions import decide
 from analysis.table import bus_table_for
 from workers import solutions
 
+pytestmark = pytest.mark.xdist_group("bus-turn-start")  # (tests/conftest.py)
+
 EXPECTED = ExpectedBrains()
 
 

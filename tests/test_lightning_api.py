@@ -31,7 +31,7 @@ from analysis.lightning import (
 )
 from api import spec
 
-from .test_api import fields, problem
+from .responses import fields, problem
 
 ADVICE = "/v1/lightning/advice"
 ANALYZE = "/v1/lightning/cards/analyze"

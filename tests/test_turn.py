@@ -17,6 +17,8 @@ from analysis.simulate import random_position
 from analysis.turn import ExactBus, ExactPlain, NearTie, TurnSolution
 from workers import solutions
 
+pytestmark = pytest.mark.xdist_group("bus-turn-start")  # (tests/conftest.py)
+
 EXPECTED = ExpectedBrains()
 
 
