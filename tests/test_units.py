@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from analysis.game import units
-from analysis.game.seats import decode, solve_seats
+from analysis.game import solve_game, units
+from analysis.game.seats import Normal, decode, solve_seats, spot_dict
 
 
 @pytest.fixture
@@ -24,12 +24,13 @@ def through_json(value: dict) -> dict:
 
 
 def test_three_players_in_units_are_the_solve_bit_for_bit(small: None) -> None:
-    known: dict = {}
+    known, results = units.Known(3), []
     for layer in units.layers("original", "before-draw", 3, split=2):
-        results = [units.solve(through_json(unit), through_json(known)) for unit in reversed(layer)]
-        for result in results:
-            known = units.merge(known, through_json(result))
-    solution = units.assemble("original", "before-draw", 3, through_json(known))
+        solved = [through_json(units.solve(through_json(unit), known)) for unit in reversed(layer)]
+        for result in solved:
+            known.add(result)
+        results += solved
+    solution = units.assemble("original", "before-draw", known)
     expected = solve_seats(3, goal=5, cap=14)
     assert solution.values.keys() == expected.values.keys()
     assert all((solution.values[s] == v).all() for s, v in expected.values.items())
@@ -37,10 +38,25 @@ def test_three_players_in_units_are_the_solve_bit_for_bit(small: None) -> None:
     assert units.solution_from(through_json(solution.to_dict())).to_dict() == solution.to_dict()
     assert 0 < solution.cap_error < 0.01 and solution.p_first_player_wins == solution.p_seat_wins[0]
     assert sum(solution.p_seat_wins) == pytest.approx(1, abs=1e-12)
-    spots = known["spots"]
-    with pytest.raises(ValueError, match="missing"):  # a unit's values lost: no table
-        units.assemble("original", "before-draw", 3, {"spots": spots[:40] + spots[41:]})
-    assert len(decode(known)) == len(spots)
+    spots = [spot for result in results for spot in result["spots"]]
+    assert len(decode({"spots": spots})) == len(spots) == len(known.values)
+    start = next(k for k, spot in enumerate(spots) if spot.items() >= spot_dict(Normal((0, 0, 0), 0)).items())
+    for lost in (40, start):  # a unit's values lost (the game's start's among them): no table
+        partial = units.Known(3)
+        partial.add({"spots": spots[:lost] + spots[lost + 1:]})
+        with pytest.raises(ValueError, match="missing"):
+            units.assemble("original", "before-draw", partial)
+
+
+def test_known_values_are_read_once_in_any_order(small: None) -> None:
+    """Results added in any order give the same values: a worker reads each layer's results once, whichever of its
+    units it solved itself."""
+    known = units.Known(2)
+    layers = units.layers("original", "before-draw", 2, split=2)
+    for layer in layers:
+        for result in [units.solve(unit, known) for unit in layer][::-1]:
+            known.add(through_json(result))
+    assert units.assemble("original", "before-draw", known).to_dict() == solve_game("original").to_dict()
 
 
 def test_two_players_in_units_are_solution_py_s(small: None) -> None:

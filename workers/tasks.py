@@ -6,14 +6,19 @@ body, `advance`, joins them and starts the next layer's chord; after the last la
 table atomically. Every task is pure given its arguments (idempotent), acknowledged late (a killed
 worker's task is redelivered) and retried only for transient faults.
 
-Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store) is its
-checkpoint. `advance` writes it after every layer (the values known so far, the layers done) before
-it launches the next one, so when Redis restarts empty, or a launch fails, `resume_lost_jobs` (run by
-every worker on connecting to the broker, and every `SWEEP_EVERY` seconds) starts the job again from
-its last layer. Each launch of a job is a *run* with its own token, and a task of a superseded run, or
-a repeated message of one already recorded, does nothing: a table is written once, and only whole
-(`analysis.game.units.assemble` refuses a table with a missing value). Progress is also written under the
-job's id in the result backend, which is how a sweep tells a job in flight from one Redis forgot.
+Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store) and its layers' results
+(`layer_key`, one entry a layer) are its checkpoint. `advance` stores a layer's results and then the record (the
+layers done) before it launches the next one, so when Redis restarts empty, or a launch fails, `resume_lost_jobs`
+(run by every worker on connecting to the broker, and every `SWEEP_EVERY` seconds) starts the job again from its
+last layer. Each launch of a job is a *run* with its own token, and a task of a superseded run, or a repeated
+message of one already recorded, does nothing: a table is written once, and only whole
+(`analysis.game.units.assemble` refuses a table with a missing value). Progress is also written under the job's id
+in the result backend, which is how a sweep tells a job in flight from one Redis forgot.
+
+A unit's message names its job and layer, not the values it needs: the worker reads the earlier layers' results from
+the store, and keeps them (`_known`) for the job's next layers, so that it reads each layer once. (Sent with every
+unit, the earlier values would cost as much to decode as the unit's own work, and two workers would be no faster
+than one.)
 
 A worker that dies mid-task (SIGKILL, the OOM killer, a lost machine) leaves its message unacknowledged,
 and Redis redelivers it only after the visibility timeout (an hour by default, which must exceed the
@@ -30,6 +35,7 @@ run and does nothing. The job's status then says it was resumed, and why (`detai
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -52,7 +58,7 @@ from .store import CorruptEntry, JobKey, Key
 
 __all__ = ["no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
            "start_table_job", "resume_lost_jobs", "BEAT_EVERY", "LOST_AFTER",
-           "table_key", "job_status"]
+           "table_key", "layer_key", "job_status"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +74,11 @@ class BrokerUnavailable(RuntimeError):
 
 def table_key(mode: str, variant: str, players: int) -> Key:
     return Key("table", mode, variant, players)
+
+
+def layer_key(job_id: str, mode: str, variant: str, players: int, layer: int) -> Key:
+    """The stored results of a table job's layer (the job's id, which may be long, by its digest)."""
+    return Key("layer", mode, variant, players, tag=f"{hashlib.sha256(job_id.encode()).hexdigest()[:32]}-{layer}")
 
 
 # -- the job's durable record ------------------------------------------------------------------------
@@ -149,13 +160,13 @@ def _beating(job_id: str) -> Iterator[None]:
 
 
 @shared_task(**RETRY)
-def solve_unit(known: dict[str, Any], unit: dict[str, Any], job_id: str, run: str) -> dict[str, Any]:
-    """Solve one unit of a layer given every earlier layer's values; returns this unit's values only."""
+def solve_unit(unit: dict[str, Any], job_id: str, run: str, layer: int) -> dict[str, Any]:
+    """Solve one unit of layer `layer` from every earlier layer's values (stored); returns this unit's values only."""
     if _superseded(job_id, run):
         return {}
     try:
         with _beating(job_id):
-            return units.solve(unit, known)
+            return units.solve(unit, _known(job_id, unit["mode"], unit["recycle"], unit["players"], layer))
     except TRANSIENT:
         raise
     except Exception as e:  # a bug or a bad job, not a fault: the job fails and says why
@@ -171,8 +182,7 @@ def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) ->
         return {"stale": True}  # a superseded run, or a message delivered twice: already recorded
     try:
         with _beating(job_id):
-            for result in results:
-                record["known"] = units.merge(record["known"], result)
+            store().put(layer_key(job_id, record["mode"], record["variant"], record["players"], layer), results)
             record["done"] = layer + 1
             layers = _layers(record)
             if record["done"] < len(layers):
@@ -185,6 +195,29 @@ def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) ->
     except Exception as e:
         _fail(job_id, run, e)
         raise
+
+
+# The earlier layers' values this process has read, by job: (layers read, their values); a worker takes one job's
+# units at a time mostly, and a unit of another job's replaces the one kept.
+_kept: dict[str, tuple[int, units.Known]] = {}
+_kept_lock = threading.Lock()
+
+
+def _known(job_id: str, mode: str, variant: str, players: int, layer: int) -> units.Known:
+    """The values of the job's layers before `layer`, read from the store: only those not read already."""
+    with _kept_lock:
+        read, known = _kept.get(job_id, (0, None))
+        if known is None or read > layer:  # (a superseded run's unit, redelivered: it needs fewer layers)
+            read, known = 0, units.Known(players)
+        for k in range(read, layer):
+            entry = store().get(layer_key(job_id, mode, variant, players, k))
+            if entry is None:
+                raise ValueError(f"layer {k} of the job has no stored results")
+            for result in entry[0]:
+                known.add(result)
+        _kept.clear()
+        _kept[job_id] = (layer, known)
+        return known
 
 
 @shared_task(ignore_result=True, **RETRY)
@@ -201,13 +234,18 @@ def _layers(record: dict[str, Any]) -> list[list[dict[str, Any]]]:
 
 
 def _finish(record: dict[str, Any]) -> dict[str, Any]:
-    solution = units.assemble(record["mode"], record["variant"], record["players"], record["known"])
-    key = table_key(record["mode"], record["variant"], record["players"])
+    mode, variant, players = record["mode"], record["variant"], record["players"]
+    solution = units.assemble(mode, variant, _known(record["id"], mode, variant, players, record["done"]))
+    key = table_key(mode, variant, players)
     digest = store().put(key, solution.to_dict())
     record.pop("detail", None)
-    record.update(state="done", done=record["total"], known={},
+    record.update(state="done", done=record["total"],
                   summary={"key": key.name, "sha256": digest, "p_first_player_wins": solution.p_first_player_wins})
     _save(record)
+    with _kept_lock:
+        _kept.pop(record["id"], None)
+    for layer in range(record["total"] - 1):  # (its results are in the table now)
+        store().remove(layer_key(record["id"], mode, variant, players, layer))
     summary = {**_meta(record), **record["summary"]}
     current_app.backend.store_result(record["id"], summary, "SUCCESS")
     return summary
@@ -219,7 +257,7 @@ def _launch(record: dict[str, Any], layers: list[list[dict[str, Any]]]) -> None:
     try:
         current_app.backend.store_result(job_id, _meta(record), "PROGRESS")
         _beat(_redis(), job_id)  # the job moved: it is not lost while its units wait for a worker
-        header = group(solve_unit.s(record["known"], unit, job_id, run) for unit in layers[layer])
+        header = group(solve_unit.s(unit, job_id, run, layer) for unit in layers[layer])
         chord(header, advance.s(job_id, run, layer)).apply_async()
     except TRANSIENT as e:
         record["stalled"] = f"{type(e).__name__}: {e}"
@@ -247,8 +285,7 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
                 return other["id"]
     layers = units.layers(mode, variant, players, split)
     record = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players,
-              "split": split, "state": "running", "run": uuid.uuid4().hex, "done": 0, "total": len(layers) + 1,
-              "known": {}}
+              "split": split, "state": "running", "run": uuid.uuid4().hex, "done": 0, "total": len(layers) + 1}
     JobKey(record["id"])  # a safe id, or ValueError before anything is written
     try:
         current_app.backend.store_result(record["id"], _meta(record), "PROGRESS")  # before the record: a

@@ -2,25 +2,29 @@
 
 Two players are solution.py's (`game_layers`: the tie-break and final turns, then one layer per score total), more
 players seats.py's (`seats_layers`: tie-breaks by number of seats, the final round by mover, then the normal game by
-total). Either way a unit needs the values of every earlier layer only (``known``, merged from their results), gives
-the same values bit for bit in whatever unit it is solved, and `assemble` refuses a table with a value missing. Units,
-results and ``known`` are JSON-ready (floats round-trip), so a job's durable record and its messages are plain data.
-More than two players are solved to `GOAL` with `CAP` (module names, read when called).
+total). Either way a unit needs the values of every earlier layer only (`Known`, their results added one by one),
+gives the same values bit for bit in whatever unit it is solved, and `assemble` refuses a table with a value missing.
+Units and results are JSON-ready (floats round-trip), so a job's messages and durable entries are plain data; `Known`
+reads each result once, so a worker that keeps one across a job's layers reads only each new layer's results (a
+three-player table's earlier values are megabytes of JSON by its last layers). More than two players are solved to
+`GOAL` with `CAP` (module names, read when called).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..dice import MODES
 from .duel import CAP, GOAL
 from .kernel import kernel_for
-from .seats import FORMAT, SeatsSolution, SeatsUnit, decode, encode, seats_layers, solve_unit
+from .seats import Game, SeatsSolution, SeatsUnit, Spot, decode, encode, seats_layers, solve_unit
 from .solution import GameSolution, WorkUnit, game_layers, solve_layer
 from .solution import assemble as assemble_two
 from .solution import merge as merge_two
 
-__all__ = ["EXACT_SEATS", "no_table_reason", "layers", "solve", "merge", "assemble", "solution_from"]
+__all__ = ["EXACT_SEATS", "no_table_reason", "layers", "Known", "solve", "assemble", "solution_from"]
 
 # Beyond two players, the (mode, players) whose table is solved exactly as a job (its cost: bench/README.md, three
 # players of the base game about 150 s of CPU and 1.2 GB). Every other count of 3 to 8 players is the reduced model's
@@ -48,31 +52,37 @@ def layers(mode: str, recycle: str, players: int, split: int = 1) -> list[list[d
             for layer in seats_layers(players, mode, recycle, GOAL, CAP, split)]
 
 
-def solve(unit: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
-    """One unit's values, from every earlier layer's (`merge`d)."""
+class Known:
+    """The values of the layers solved so far, from the units' results as `add`ed (each read once, in any order)."""
+
+    def __init__(self, players: int):
+        self.players = players
+        self.values: dict[str, Any] | dict[Spot, np.ndarray] = {}  # two players': merged plain data; more: decoded
+
+    def add(self, result: dict[str, Any]) -> None:
+        if self.players == 2:
+            self.values = merge_two(self.values, result)
+        else:
+            self.values.update(decode(result))
+
+
+def solve(unit: dict[str, Any], known: Known) -> dict[str, Any]:
+    """One unit's values, from every earlier layer's."""
     if unit["players"] == 2:
-        return solve_layer(WorkUnit.from_dict(unit), known)
-    return encode(solve_unit(SeatsUnit.from_dict(unit), decode(known)))
+        return solve_layer(WorkUnit.from_dict(unit), known.values)
+    return encode(solve_unit(SeatsUnit.from_dict(unit), known.values))
 
 
-def merge(known: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    """Known values plus one unit's result (a new dict)."""
-    if "spots" in result or "spots" in known:
-        return {"spots": [*known.get("spots", []), *result.get("spots", [])]}
-    return merge_two(known, result)
-
-
-def assemble(mode: str, recycle: str, players: int, known: dict[str, Any]) -> GameSolution | SeatsSolution:
-    """The table from every unit's values, merged; ValueError if one is missing."""
-    if players == 2:
-        return assemble_two(mode, recycle, [known])
-    solution = SeatsSolution.from_dict({"format": FORMAT, "mode": mode, "recycle": recycle, "players": players,
-                                        "goal": GOAL, "cap": CAP, "rules": [], **known})
+def assemble(mode: str, recycle: str, known: Known) -> GameSolution | SeatsSolution:
+    """The table from every unit's values; ValueError if one is missing."""
+    if known.players == 2:
+        return assemble_two(mode, recycle, [known.values])
+    solution = SeatsSolution(mode, recycle, Game(known.players, GOAL, CAP), dict(known.values))
     game, levels = solution.game, solution.game.levels + kernel_for(mode, recycle).max_delta + 1
     missing = next((target for spot in solution.values for target in game.outcomes(spot, levels)
                     if not isinstance(target, int) and target not in solution.values), None)
-    if missing is not None:
-        raise ValueError(f"results are missing some units: no value for {missing}")
+    if missing is not None or game.start() not in solution.values:
+        raise ValueError(f"results are missing some units: no value for {missing or game.start()}")
     return solution
 
 
