@@ -30,7 +30,7 @@ Objectives (objectives.py; each gives ``S`` and where it sets them, the levels t
   beats stopping at every score and the induction has no base: there the solver *caps* the turn,
   stopping every state above ``top = floor(max C) + CAP_MARGIN`` (the first rollable levels above
   ``floor(max C)`` play on normally). The effect of the cap on every value at a score up to
-  ``floor(max C)`` is below 1e-12 (tests/test_expansions.py solves with a cap twice as far and
+  ``floor(max C)`` is below 1e-12 (tests/analysis/test_policy.py solves with a cap twice as far and
   compares); `Solution.capped` says whether a cap is in force.
 * ``reach:K``: ``S(T) = [T >= K]``, the probability of ending the turn with at least ``K`` brains.
   At ``T >= K`` stopping is worth 1 and rolling less; below ``K`` rolling is worth more than 0.

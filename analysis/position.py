@@ -26,8 +26,8 @@ __all__ = ["Position", "PositionError", "FieldError", "DiceState", "BusState", "
 
 RECYCLE_VARIANTS = ("before-draw", "draw-then-recycle")
 # A position's fields, by the part of the rules they belong to: the one list that the API's requests and answers,
-# the CLI's options and the review's logs read (tests/test_position.py checks `Position`, openapi.yaml and the CLI
-# against it).
+# the CLI's options and the review's logs read (tests/analysis/test_position.py checks `Position`, openapi.yaml and the
+# CLI against it).
 BASE_FIELDS = ("mode", "footprints", "brains", "shotguns", "banked", "recycle")
 DOUBLE_FEATURE_FIELDS = ("double_brains", "double_shotguns", "effects", "kept_out")  # empty in the base game
 SCHOOL_BUS_FIELDS = ("school_bus", "bus_brains", "bus_shotguns", "riding", "bus_out")  # rejected without the bus

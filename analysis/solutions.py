@@ -22,7 +22,7 @@ on which side of the stop value a roll lies. Every value carries a certified bou
   earlier block, a higher level or an earlier layer, so a chain of rolls has at most
   ``L = (top + 1 + blocks |min_delta|) x layers`` links, and every value is within ``L delta / (1 - p_max)``.
 * A capped table (a state that cannot bust: Santa's helmet) stops every state above ``top``; the cap moves
-  no value at a score up to the bound by more than 1e-12 (tests/test_expansions.py solves it twice as far),
+  no value at a score up to the bound by more than 1e-12 (tests/analysis/test_policy.py solves it twice as far),
   which is added.
 
 The decision compares the roll with the exact stop value: ``roll`` or ``stop`` where they differ by more

@@ -8,7 +8,7 @@ with `--workers` workers on 127.0.0.1 (`zombie-odds serve`: threaded workers, ap
 1. the mix, rate limits on and counted in Redis (shared by the workers, as in production), loopback
    limited too (`RATELIMIT_EXEMPT_LOOPBACK=false`: loopback clients are not limited by default), with
    a limit far above the load (it measures the limiter's cost; it is not a test of the limit itself:
-   tests/test_limits.py is);
+   tests/api/test_limits.py is);
 2. the same mix on the server as shipped (no rate-limit setting at all): wrk runs on the server's
    machine, whose clients are not limited by default, so every request is answered (it measures
    answers, not 429s); the limiter's overhead is the difference with run 1;

@@ -4,7 +4,7 @@
 
 Each NAME is a request example of POST /v1/odds whose answer is documented under the same name in its 200
 response; the documented answer is replaced in place (the rest of the file is left as it is). The stored
-solutions must be built (`zombie-odds solutions build`); tests/test_api_expansions.py checks that every
+solutions must be built (`zombie-odds solutions build`); tests/api/test_odds.py checks that every
 documented answer is the answer.
 """
 

@@ -45,9 +45,10 @@ TESTS = Path(__file__).resolve().parent
 # The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the
 # order of the run (`--no-loadscope-reorder`: not by their numbers of tests), so that one of these taken last would
 # run alone at the end while the other processes idle.
-LONGEST = ("bus-turn-start", "test_faults", "test_docs", "test_approximate", "test_schemathesis", "test_game",
-           "test_tables", "test_seats", "test_reports", "test_serve", "test_solutions_api", "test_policy",
-           "test_solutions", "test_table", "test_expansions", "test_workers")
+LONGEST = ("bus-turn-start", "test_faults", "test_schemathesis", "analysis/test_simulate", "api/test_docs",
+           "analysis/test_table", "analysis/game/test_seats", "analysis/test_exact", "analysis/test_budgets",
+           "analysis/game/test_kernel", "reports", "api/test_serving", "api/test_answers", "analysis/test_solutions",
+           "analysis/game/test_rules", "api/test_tables", "analysis/game/test_units", "analysis/game/test_many")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -87,7 +88,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 # The stored solutions the API answers from, built once per test run: every mode without the bus but the sequel's
 # second variant (15 s and 2.4 GB more, by the tests that ask for it: `sequel_solutions`), and with the bus the base
 # game's both variants and the Double Feature modes' first (45 s each; the other variant's arrays differ only in
-# the rolls that recycle, tested in the base game and by tests/test_bus_solutions.py).
+# the rolls that recycle, tested in the base game and by tests/analysis/test_bus_solutions.py).
 SOLUTION_BUILDS = (
     (("original", "big-summer-action-movie", "santa-claus-meets-the-zombies"), (), "--no-school-bus"),
     (("direct-to-video-sequel",), ("before-draw",), "--no-school-bus"),
@@ -125,7 +126,8 @@ def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def embedded_tables() -> None:
     """A server computes the base game's two-player table itself, not the three-player one (minutes of CPU): a request
-    that would start it is refused (a 422 naming the mode), but in the test that follows that job (test_tables.py)."""
+    that would start it is refused (a 422 naming the mode), but in the test that follows that job
+    (tests/api/test_tables.py)."""
     os.environ["ZOMBIE_ODDS_EMBEDDED_TABLES"] = "original"
 
 

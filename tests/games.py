@@ -1,8 +1,8 @@
 """Two-player game solutions shared by the run's test processes: each is solved once (`analysis.game.solve_game`, under
 its lock in a store of the run's own, as a table job would) and read from there by every other process.
 
-tests/test_game.py tests the solver itself; the other modules only need its answer, which is worth solving once per
-run rather than once per test process (the base game's takes ~25 s, a Double Feature mode's ~40 s).
+tests/analysis/game/test_solution.py tests the solver itself; the other modules only need its answer, which is worth
+solving once per run rather than once per test process (the base game's takes ~25 s, a Double Feature mode's ~40 s).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def readme() -> str:
 
 
 def recipes() -> str:
-    """The user's guide (tests/test_sheets.py reads its spreadsheet formulas from here too)."""
+    """The user's guide (tests/api/test_sheets.py reads its spreadsheet formulas from here too)."""
     return readme()
 
 

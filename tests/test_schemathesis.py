@@ -22,23 +22,23 @@ over a transition table of the states its own turn can still reach, built for th
 states: a minute or more and 2.4 GB each) with none or at the start of a turn. So a valid Double
 Feature position is generated only at room 0 (direct-to-video-sequel's before its first shotgun too:
 they are answered from the float solution of its whole turn, ~30 s and 2.5 GB once per process, which
-tests/test_api_expansions.py checks against the spec), as is every invalid combination.
+tests/api/test_odds.py checks against the spec), as is every invalid combination.
 
 The School Bus multiplies those states by its phases and tokens: its base-game table is the whole
-turn (minutes of CPU, built once per process; tests/test_bus.py builds it), a Double Feature position
+turn (minutes of CPU, built once per process; tests/analysis/test_odds.py builds it), a Double Feature position
 with the bus costs seconds even at room 0 and 2-3 GB at room 1. So a valid School Bus position is
 generated only when the API refuses it as too large (`analysis.budgets.too_large`); the spec's
-request examples (run as they are) and tests/test_api_expansions.py cover the answered ones. A position
+request examples (run as they are) and tests/api/test_odds.py cover the answered ones. A position
 whose answer is read from a stored solution this run does not build (the sequel's with the bus, the
 second recycling variant of most modes: tests/conftest.py) is not generated either: its answer is a 503
-naming the job that builds it, by design (tests/test_solutions_api.py), which no server error may be here.
+naming the job that builds it, by design (tests/api/test_solutions.py), which no server error may be here.
 
 Full-game tables: the run has a store of its own holding the base game's two-player tables (both
-recycling variants, solved once per session: tests/test_game.py solves them too), so tables,
+recycling variants, solved once per session: tests/analysis/game/test_solution.py solves them too), so tables,
 heatmaps, jobs and `/v1/odds` with `scores` are all answered from it and no request starts a
 computation of tens of seconds in a background thread (filters would not stop the coverage phase's
 requests); the three-player table, minutes of CPU, is left to workers (a 422 naming the mode: tests/conftest.py).
-tests/test_tables.py follows such jobs to their end.
+tests/api/test_tables.py follows such jobs to their end.
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ def _mean_chance(lead: float, odds: list[np.ndarray]) -> float:
     integrand (times ``e^s``) is smooth and falls off doubly exponentially for large ``s`` and as
     ``e^s`` for small ``s``, so the trapezoid rule in ``s`` converges geometrically: step 0.2 over
     ``[-38, 4]`` leaves out less than ``e^-38`` on the left and ``55 e^-55`` on the right, and is
-    within 1e-13 (relative) of summing over every combination of scores (tests/test_game.py)."""
+    within 1e-13 (relative) of summing over every combination of scores (tests/analysis/game/test_many.py)."""
     if not odds:  # two players: the duel's own value
         return float(1 / (1 + lead))
     f = _TIMES * np.exp(-_TIMES * (1 + lead))

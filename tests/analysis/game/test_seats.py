@@ -1,0 +1,197 @@
+"""analysis/game/seats.py: exact play for any number of players.
+
+The end-of-game rules one spot at a time; the two-player solve against duel.py's; small games of three and four
+players (a lower goal, a lower cap: seconds, not minutes) against games played with physical dice by the
+independent simulator of analysis.game.many, every seat following the solution; and the cap's effect.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from analysis.game.kernel import kernel_for
+from analysis.game.many import play_many
+from analysis.game.rules import rule_win_probability
+from analysis.game.seats import (
+    Final,
+    Game,
+    Normal,
+    SeatsPolicy,
+    SeatsSolution,
+    Tie,
+    seats_layers,
+    solve_seats,
+    solve_unit,
+    spot_for,
+)
+from analysis.table import table_for
+
+from ...games import solved_game
+
+
+@pytest.fixture(scope="module")
+def three() -> SeatsSolution:
+    return solve_seats(3, goal=5, cap=14)
+
+
+def agrees_with_play(solution: SeatsSolution, games: int, seed: int) -> bool:
+    """Whether each seat's frequency of wins in `games` games with physical dice (every seat following `solution`)
+    is within 4 standard errors of the solution's P(seat wins)."""
+    n, policy, rng = solution.game.n, SeatsPolicy(solution), random.Random(seed)
+    wins = np.zeros(n)
+    for _ in range(games):
+        wins[play_many(n, policy, rng, solution.mode, solution.recycle, solution.game.goal,
+                       on_turn=policy.on_turn)] += 1
+    p = np.array(solution.p_seat_wins)
+    return bool(np.abs(wins / games - p).max() < 4 * np.sqrt(p * (1 - p) / games).max())
+
+
+# -- the rules of the end of the game ---------------------------------------------------------------------
+def test_a_turn_below_the_goal_passes_the_move_on():
+    game = Game(3)
+    assert game.after(Normal((4, 7, 2), 1), 5) == Normal((4, 12, 2), 2)
+    assert game.after(Normal((4, 7, 2), 2), 0) == Normal((4, 7, 2), 0)  # a bust or a stop at 0: the same scores
+
+
+def test_reaching_the_goal_starts_the_final_round_unless_the_round_is_complete():
+    game = Game(3)
+    assert game.after(Normal((10, 7, 2), 0), 5) == Final(1, (8, 13), (0,))
+    assert game.after(Normal((10, 7, 2), 1), 6) == Final(2, (11,), (1,))
+    assert game.after(Normal((10, 7, 2), 2), 11) == 2  # the last seat of the round: nobody else plays
+
+
+def test_the_final_round_beats_ties_or_falls_short():
+    game = Game(3)
+    assert game.after(Final(1, (8, 13), (0,)), 9) == Final(2, (14,), (1,))  # one ahead: seat 2 must beat 14
+    assert game.after(Final(1, (8, 13), (0,)), 8) == Final(2, (13,), (0, 1))
+    assert game.after(Final(1, (8, 13), (0,)), 3) == Final(2, (13,), (0,))
+    assert game.after(Final(2, (13,), (0, 1)), 13) == Tie((0, 1, 2), 0, 0, ())
+    assert game.after(Final(2, (13,), (0, 1)), 2) == Tie((0, 1), 0, 0, ())
+    assert game.after(Final(2, (13,), (0,)), 14) == 2
+
+
+def test_a_seat_beyond_the_cap_is_not_asked():
+    game = Game(3, cap=10)
+    assert game.after(Normal((12, 0, 1), 0), 1) == 0  # both others 12 or 13 behind
+    assert game.after(Normal((12, 0, 5), 0), 1) == Final(2, (8,), (0,))  # seat 1 is skipped, seat 2 plays
+
+
+def test_a_tie_break_round_repeats_among_the_seats_still_level():
+    game = Game(3)
+    assert game.after(Tie((0, 1, 2), 0, 0, ()), 4) == Tie((0, 1, 2), 1, 4, (0,))
+    assert game.after(Tie((0, 1, 2), 1, 4, (0,)), 4) == Tie((0, 1, 2), 2, 4, (0, 1))
+    assert game.after(Tie((0, 1, 2), 2, 4, (0, 1)), 4) == Tie((0, 1, 2), 0, 0, ())
+    assert game.after(Tie((0, 1, 2), 2, 4, (0, 1)), 0) == Tie((0, 1), 0, 0, ())
+    assert game.after(Tie((0, 2), 1, 4, (0,)), 5) == 2
+
+
+# -- the solve ---------------------------------------------------------------------------------------------
+def test_two_players_are_the_duel():
+    """The same game as duel.py's two-player solve, by the general equations: equal to rounding."""
+    duel, seats = solved_game("original", "before-draw"), solve_seats(2)
+    for a in range(13):
+        for b in range(13):
+            assert seats.values[Normal((a, b), 0)][0] == pytest.approx(duel.seat1[a][b], abs=1e-12)
+            assert seats.values[Normal((a, b), 1)][1] == pytest.approx(duel.seat2[b][a], abs=1e-12)
+    assert seats.p_seat_wins[0] == pytest.approx(duel.p_first_player_wins, abs=1e-12)
+
+
+def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
+    """The layers' units, three per layer and each solved from the values of the earlier layers alone (as a worker
+    would), give every value of the solve exactly."""
+    layers = seats_layers(3, goal=5, cap=14, split=3)
+    assert [unit.kind for unit in layers[0]] == ["tie"] * 3 and layers[1][0].kind == "tie"
+    assert max(len(layer) for layer in layers) == 3
+    known: dict = {}
+    for layer in layers:
+        results = [solve_unit(unit, known) for unit in layer]
+        assert not set().union(*results) & set(known)
+        for result in results:
+            known.update(result)
+    assert known.keys() == three.values.keys()
+    assert all((known[s] == three.values[s]).all() for s in known)
+
+
+def test_every_start_of_a_turn_sums_to_one(three):
+    for spot, values in three.values.items():
+        assert values.sum() == pytest.approx(1, abs=1e-12), spot
+        assert (values >= -1e-12).all() and (values <= 1 + 1e-12).all(), spot
+        if isinstance(spot, Tie):
+            assert all(values[j] == 0 for j in range(3) if j not in spot.seats), spot
+
+
+def test_three_players_against_physical_dice(three):
+    """12,000 games of three players to 5 brains, each seat's frequency of wins within 4 standard errors of the
+    solution's P(seat wins); a later seat wins more often (it sees what it must beat)."""
+    assert agrees_with_play(three, 12_000, seed=3)
+    p = three.p_seat_wins
+    assert p[0] < p[1] < p[2]
+
+
+def test_four_players_against_physical_dice():
+    """6,000 games of four players to 3 brains: four-way tie-breaks and final rounds of three seats."""
+    four = solve_seats(4, goal=3, cap=9)
+    assert agrees_with_play(four, 6_000, seed=4)
+    assert Tie((0, 1, 2, 3), 0, 0, ()) in four.values
+
+
+def test_a_seat_that_follows_a_rule_is_evaluated_exactly(three):
+    """Seat 0 stops at 2 brains whatever the scores, the others maximise against it: the exact values of that game
+    (policy evaluation) against 8,000 games with physical dice; the rule wins less than the optimal seat would."""
+    ruled = solve_seats(3, goal=5, cap=14, rules=((0, "stop-at:2"),))
+    assert agrees_with_play(ruled, 8_000, seed=5)
+    assert ruled.p_seat_wins[0] < three.p_seat_wins[0] - 0.1
+
+
+def test_two_players_with_a_rule_are_rules_py_s_best_response_game():
+    """rules.py's policy evaluation of a rule against the best response to it (the second seat follows the rule)."""
+    ruled = solve_seats(2, rules=((1, "stop-at:6"),))
+    assert ruled.p_seat_wins[1] == pytest.approx(rule_win_probability("stop-at:6", 2, opponent="best-response"),
+                                                 abs=1e-12)
+
+
+def test_only_stop_at_rules_for_more_than_two_players():
+    with pytest.raises(ValueError, match="stop-at"):
+        solve_seats(3, goal=3, rules=((1, "ahead-by:2"),))
+
+
+def test_a_larger_cap_moves_no_value_by_more_than_the_chance_of_scoring_past_the_cap(three):
+    """A seat taken not to catch up from beyond the cap could only have done so by scoring more than `cap` brains in
+    one turn, at best F[cap] (duel.py: the chance of beating a lead of `cap`): with a larger cap no value moves by
+    more than that once per other seat (measured: about F[cap + 1])."""
+    larger = solve_seats(3, goal=5, cap=20)
+    diff = max(np.abs(three.values[s] - larger.values[s]).max() for s in three.values if s in larger.values)
+    assert 0 < diff < 2 * solved_game("original", "before-draw").final[14]
+
+
+def test_scores_name_one_start_of_a_turn():
+    """Nobody at the goal: the normal game; the mover below it and someone at it: the final round; the mover at it: a
+    tie-break round among the seats at its score or more (those after it not played yet)."""
+    game = Game(3, goal=5, cap=14)
+    assert spot_for(game, (2, 3, 1), 1) == Normal((2, 3, 1), 1)
+    assert spot_for(game, (7, 3, 4), 1) == Final(1, (4, 3), (0,))
+    assert spot_for(game, (6, 6, 2), 2) == Final(2, (4,), (0, 1))
+    assert spot_for(game, (5, 5, 5), 0) == Tie((0, 1, 2), 0, 0, ())
+    assert spot_for(game, (7, 5, 5), 1) == Tie((0, 1, 2), 1, 2, (0,))
+    assert spot_for(game, (6, 3, 5), 2) == Tie((0, 2), 1, 1, (0,))
+    for scores, mover in [((5, 3, 6), 0), ((5, 3, 1), 0), ((6, 2, 7), 1), ((6, 2, 1), 0), ((30, 2, 1), 1)]:
+        with pytest.raises(ValueError):
+            spot_for(game, scores, mover)
+
+
+def test_a_decision_mid_turn_is_the_solve_s(three):
+    """`decision` sweeps one spot's column: its roll at the start of a turn is the spot's value, and its decisions are
+    those the batched sweep of `rolls` made."""
+    table, kernel = table_for("original", "before-draw"), kernel_for("original", "before-draw")
+    for spot in [Normal((2, 3, 1), 1), Final(2, (3,), (0,)), Tie((0, 2), 1, 2, (0,))]:
+        mover = three.game.mover(spot)
+        start = three.decision(spot, table.start, 0)
+        assert start.action == "roll" and start.p_win_roll == pytest.approx(three.values[spot][mover], abs=1e-12)
+        for state in range(0, len(table.states), 97):
+            for total in (1, 3, 6):
+                if state != table.start and total >= kernel.least[kernel.where[state]]:
+                    d = three.decision(spot, state, total)
+                    assert (d.action == "roll") == three.rolls(spot, state, total) or d.action == "tie"
