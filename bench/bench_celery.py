@@ -3,15 +3,15 @@
     PYTHONPATH=. .venv/bin/python bench/bench_celery.py [--mode original] [--recycle before-draw] [--players 2]
         [--redis redis://127.0.0.1:6379/13] [--runs 2]
 
-For 1 and then 2 worker processes (``celery -A workers worker --pool solo``: one task at a time per
-process, so two workers are two cores at most), each on its own temporary store: a first job warms
-the workers up (each builds the mode's transition table once, as a long-running worker does), then
-``--runs`` more jobs of the same table (its stored table and job record removed first) are timed
-from `start_table_job` to SUCCESS (`job_status` polled every 20 ms). The job graph is the one the API
-starts (workers/tasks.py: the units of a layer are a chord's header, `split` units per layer).
-Beside the wall time it reports the CPU time the workers spent (user + system, from /proc, before
-and after), and the in-process solve (`solve_game`, `solve_seats` for more players) for comparison, wall and
-CPU. The machine is shared: CPU time says how much work was done, wall time how long a user waited.
+For 1 and then 2 worker processes (``celery -A workers worker --pool solo``: one task at a time per process,
+so two workers are two cores at most), each on its own temporary store: a first job (the mode's two-player
+table) warms the workers up (each builds the mode's transition table once, as a long-running worker does),
+then ``--runs`` more jobs of the same table (its stored table and job record removed first) are timed from
+`start_table_job` to SUCCESS (`job_status` polled every 20 ms). The job graph is the one the API starts
+(workers/tasks.py: the units of a layer are a chord's header, `split` units per layer). Beside the wall time
+it reports the CPU time the workers spent (user + system, from /proc, before and after), and the in-process
+solve (`solve_game`, `solve_seats` for more players) for comparison, wall and CPU. The machine is shared: CPU
+time says how much work was done, wall time how long a user waited.
 
 Uses the Redis database given (flushed before and after): never the tests' database 15.
 """
@@ -79,7 +79,7 @@ def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs
     try:
         with using(create(url)):
             time.sleep(3)
-            _job(mode, recycle, players, store, workers)  # warm-up: every worker builds its table
+            _job(mode, recycle, 2, store, workers)  # warm-up: every worker builds the mode's turn (any player count's)
             walls, cpus = [], []
             for _ in range(runs):
                 before = sum(_cpu(p.pid) for p in procs)
