@@ -3,6 +3,7 @@ query strings and back."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 from http import HTTPStatus
 from typing import Any
@@ -11,10 +12,11 @@ from analysis import Position
 
 
 def fraction(text: str) -> Fraction:
-    """Parse `p/q`, insisting that it is written reduced and with its denominator."""
-    p, q = (int(x) for x in text.split("/"))
+    """Parse `p/q`, insisting that it is written reduced and with its denominator; through Decimal, which reads past
+    int()'s 4,300 digits."""
+    p, q = (int(Decimal(x)) for x in text.split("/"))
     value = Fraction(p, q)
-    assert (value.numerator, value.denominator) == (p, q), f"{text} is not reduced"
+    assert (value.numerator, value.denominator) == (p, q), f"{text[:40]} is not reduced"
     return value
 
 

@@ -207,7 +207,7 @@ def _known(job_id: str, mode: str, variant: str, players: int, layer: int) -> un
     """The values of the job's layers before `layer`, read from the store: only those not read already."""
     with _kept_lock:
         read, known = _kept.get(job_id, (0, None))
-        if known is None or read > layer:  # (a superseded run's unit, redelivered: it needs fewer layers)
+        if known is None or read > layer:  # (a unit of an earlier layer, redelivered: it needs fewer layers)
             read, known = 0, units.Known(players)
         for k in range(read, layer):
             entry = store().get(layer_key(job_id, mode, variant, players, k))

@@ -26,11 +26,11 @@ from openapi_spec_validator import OpenAPIV30SpecValidator, OpenAPIV31SpecValida
 
 from api import docs, spec
 
+from ..browser import WAIT, screenshot, wait_for
 from ..responses import fields, problem
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output" / "docs"
-WAIT = 60  # seconds; a generous bound for a loaded 2-core machine, not a timing assertion
 
 DOCUMENT = spec.load()[1]
 GET_OPERATIONS = [(path, item["get"]) for path, item in DOCUMENT["paths"].items() if "get" in item]
@@ -150,25 +150,6 @@ def test_optional_parameters_have_no_example_that_breaks_the_request() -> None:
 # -- in the browser -------------------------------------------------------------------------------
 
 
-def screenshot(driver: Any, name: str) -> Path:
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(OUTPUT / name))
-    return OUTPUT / name
-
-
-def wait_for(driver: Any, condition: Any) -> Any:
-    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    def attempt(_: Any) -> Any:
-        try:
-            return condition()
-        except (StaleElementReferenceException, WebDriverException):  # re-rendered; not clickable yet
-            return False
-
-    return WebDriverWait(driver, WAIT).until(attempt)
-
-
 def click_until(driver: Any, block: Any, css: str, done: str) -> None:
     """Click the operation's button `css` until the operation shows `done` (CSS). Swagger UI animates the operation
     open and renders the page around it meanwhile: a click can land elsewhere (and collapse the operation), so
@@ -213,7 +194,7 @@ def try_it_out(driver: Any, server_url: str, tag: str, operation_id: str) -> tup
         driver.execute_script("arguments[0].click()", summary)  # closed again: the page stays light
         return result
     except Exception:
-        screenshot(driver, f"{operation_id}.png")
+        screenshot(driver, OUTPUT, f"{operation_id}.png")
         driver.get("about:blank")  # the next operation on a fresh page
         raise
 
@@ -228,7 +209,7 @@ def test_try_it_out_then_execute_is_answered(browser: Any, server_url: str, serv
     if expected is not None and code == expected:
         return
     if code is None or not 200 <= code < 300:
-        where = screenshot(browser, f"{operation_id}.png")
+        where = screenshot(browser, OUTPUT, f"{operation_id}.png")
         pytest.fail(f"{path}: Swagger UI shows {status!r} (expected {expected or '2xx'}) for {url}\n{answer}\n"
                     f"screenshot: {where}")
 

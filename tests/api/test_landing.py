@@ -14,30 +14,12 @@ from markupsafe import escape
 
 from api import landing, spec
 
+from ..browser import screenshot, wait_for
+
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = ROOT / "test-output" / "landing"
-WAIT = 60  # seconds; a generous bound for a loaded 2-core machine, not a timing assertion
 
 DOCUMENT = spec.load()[1]
-
-
-def screenshot(driver: Any, name: str) -> Path:
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(OUTPUT / name))
-    return OUTPUT / name
-
-
-def wait_for(driver: Any, condition: Any) -> Any:
-    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    def attempt(_: Any) -> Any:
-        try:
-            return condition()
-        except (StaleElementReferenceException, WebDriverException):  # re-rendered; not clickable yet
-            return False
-
-    return WebDriverWait(driver, WAIT).until(attempt)
 
 
 def test_the_page_lists_every_link_in_order_each_a_get_answered_without_parameters(client: FlaskClient) -> None:
@@ -67,7 +49,7 @@ def test_the_landing_page_says_what_this_is_and_links_every_page(browser: Any, s
         assert client.get(path).status_code == 200, path
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     if errors:
-        screenshot(browser, "landing.png")
+        screenshot(browser, OUTPUT, "landing.png")
     assert errors == []
     browser.find_element(By.LINK_TEXT, "/docs").click()
     wait_for(browser, lambda: browser.find_element(By.CSS_SELECTOR, "#swagger-ui .info .title"))

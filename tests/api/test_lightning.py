@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 from urllib.parse import quote
@@ -31,26 +30,11 @@ from analysis.lightning import (
 )
 from api import spec
 
-from ..responses import fields, problem
+from ..responses import exact, fields, problem
 
 ADVICE = "/v1/lightning/advice"
 ANALYZE = "/v1/lightning/cards/analyze"
 ROLL = "1,1,3,4,6,6"
-
-
-def fraction(text: str) -> Fraction:
-    """Parse `p/q`, reduced and with its denominator; through Decimal, which reads past int()'s 4,300 digits."""
-    p, q = (int(Decimal(x)) for x in text.split("/"))
-    value = Fraction(p, q)
-    assert (value.numerator, value.denominator) == (p, q), f"{text[:40]} is not reduced"
-    return value
-
-
-def exact(item: dict[str, Any]) -> Fraction:
-    """`{exact, value}` (with or without an index key): the fraction, reduced, and its float."""
-    value = fraction(item["exact"])
-    assert item["value"] == float(value)
-    return value
 
 
 def url(card: str, dice: str = ROLL, path: str = ADVICE, **extra: str) -> str:

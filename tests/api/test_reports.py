@@ -15,35 +15,15 @@ from analysis import MODES
 from api import create_app
 from workers import reports
 from workers.store import Store
-from workers.tasks import table_key
 
-from ..games import solved_game
-from ..workers.reporting import GROUP, RULES, base_game_content
+from ..workers.reporting import GROUP, stored_content, stored_table
 
 pytestmark = pytest.mark.xdist_group(GROUP)  # (tests/workers/reporting.py)
 SANTA = "santa-claus-meets-the-zombies"
 
 
-@pytest.fixture(scope="module")
-def store_dir(tmp_path_factory):
-    """A store holding the base game's two-player table, for every test of the module."""
-    root = tmp_path_factory.mktemp("store")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOMBIE_ODDS_STORE", str(root))
-        mp.setenv("ZOMBIE_ODDS_REPORT_RULES", " ".join(RULES))
-        mp.delenv("ZOMBIE_ODDS_REPORT_SCHEDULE", raising=False)
-        Store(root).put(table_key("original", "before-draw", 2), solved_game("original").to_dict())
-        yield root
-
-
-@pytest.fixture(scope="module")
-def content(store_dir, warm):
-    """The report's content for the base game, computed once per process; kept in the store as a worker would keep
-    it."""
-    data = base_game_content()
-    inputs, _ = reports.inputs_for("original")
-    Store(store_dir).put(inputs.data_key, data)
-    return data
+store_dir = pytest.fixture(scope="module", name="store_dir")(stored_table)
+content = pytest.fixture(scope="module", name="content")(stored_content)
 
 
 def table(content, name):
