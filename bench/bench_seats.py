@@ -12,10 +12,10 @@ the solution's value in standard errors; with ``--rule``, solves once more with 
 (the others maximising against it) and prints that game's P(each seat wins): the optimal seat's edge over the rule
 is the difference from the first row, exactly (policy evaluation).
 
-With ``--answers STORE N``, no solve: N `/v1/odds` requests through Flask's test client, each a random position
-reached by play with random scores of the normal game (every seat below the goal, a random mover), decided from the
-three-player table stored in STORE (`zombie-odds tables build --players 3`); prints the first answer's time (it reads
-the table) and the others' p50, p99 and max.
+With ``--answers STORE N``, no solve: N `/v1/odds` requests through Flask's test client, each a random position of
+`--mode` reached by play with random scores of the normal game (every seat below the goal, a random mover), decided
+from the three-player table stored in STORE (`zombie-odds tables build --mode MODE --players 3`); prints the first
+answer's time (it reads the table) and the others' p50, p99 and max.
 """
 
 from __future__ import annotations
@@ -43,29 +43,32 @@ def timed(players: int, mode: str, recycle: str, cap: int, rules: tuple[tuple[in
     return solution
 
 
-def answers(store: str, count: int, seed: int) -> None:
+def answers(store: str, count: int, seed: int, mode: str) -> None:
     import os
     import statistics
     import tempfile
 
     os.environ.update(ZOMBIE_ODDS_STORE=store, ZOMBIE_ODDS_RATELIMIT_ENABLED="false",
                       ZOMBIE_ODDS_SOLUTIONS=tempfile.mkdtemp(prefix="solutions-"))
+    from analysis.position import DOUBLE_FEATURE_FIELDS
     from analysis.simulate import random_position
     from api import create_app
 
     client, rng = create_app().test_client(), random.Random(seed)
     times = []
     for _ in range(count + 1):
-        position = random_position("original", rng)
+        position = random_position(mode, rng)
         dice = "&".join(f"{field}={','.join(getattr(position, field))}" for field in ("footprints", "brains",
                                                                                        "shotguns"))
+        dice += "".join(f"&{field}={','.join(getattr(position, field))}" for field in DOUBLE_FEATURE_FIELDS
+                        if getattr(position, field))
         scores = ",".join(str(rng.randrange(13)) for _ in range(3))
         start = time.perf_counter()
-        answer = client.get(f"/v1/odds?{dice}&scores={scores}&seat={rng.randint(1, 3)}")
+        answer = client.get(f"/v1/odds?mode={mode}&{dice}&scores={scores}&seat={rng.randint(1, 3)}")
         times.append((time.perf_counter() - start) * 1e3)
         assert answer.status_code == 200 and answer.get_json()["game"]["model"] == "exact", answer.get_json()
     rest = sorted(times[1:])
-    print(f"{count} /v1/odds answers of three players: first {times[0]:.0f} ms; then p50 "
+    print(f"{count} /v1/odds answers of three players of {mode}: first {times[0]:.0f} ms; then p50 "
           f"{statistics.median(rest):.1f} ms, p99 {rest[int(0.99 * len(rest))]:.1f} ms, max {rest[-1]:.1f} ms")
 
 
@@ -82,7 +85,7 @@ def main() -> None:
     parser.add_argument("--answers", nargs=2, metavar=("STORE", "N"))
     args = parser.parse_args()
     if args.answers:
-        return answers(args.answers[0], int(args.answers[1]), args.seed)
+        return answers(args.answers[0], int(args.answers[1]), args.seed, args.mode)
     print("| mode | recycle | players | seats | cap | CPU s | wall s | peak MiB | turn starts | P(each seat wins) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     solution = timed(args.players, args.mode, args.recycle, args.cap)

@@ -84,8 +84,7 @@ def key_for_job(job: str) -> Key | None:
 
 
 def _jobs() -> dict[str, Key]:
-    keys = [table_key(m, v, 2) for m in MODES for v in RECYCLE_VARIANTS]
-    keys += [table_key(m, v, p) for m, p in units.EXACT_SEATS for v in RECYCLE_VARIANTS]
+    keys = [table_key(m, v, p) for m in MODES for p in units.exact_players(m) for v in RECYCLE_VARIANTS]
     return {job_id(k): k for k in keys if k.engine == ENGINE_VERSION}
 
 

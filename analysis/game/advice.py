@@ -7,7 +7,7 @@ uses it) and the turn total is the position's score (brains noted plus the brain
 what `GameSolution.decision` takes. `check_scores` refuses a game situation that cannot be the start
 of a turn, naming each field at fault (`scores`, `seat`, `final_round`).
 
-Three players of the base game are answered exactly from their own table (`SeatsSolution`, seats.py): the scores,
+Three players (of every mode) are answered exactly from their own table (`SeatsSolution`, seats.py): the scores,
 read in seat order, name one start of a turn (`seats.spot_for`: the normal game, the final round or a tie-break
 round), and the decision is that turn's, every player maximising its own chance of winning.
 

@@ -24,23 +24,26 @@ from .solution import GameSolution, WorkUnit, game_layers, solve_layer
 from .solution import assemble as assemble_two
 from .solution import merge as merge_two
 
-__all__ = ["EXACT_SEATS", "no_table_reason", "layers", "Known", "solve", "assemble", "solution_from"]
+__all__ = ["MOST_PLAYERS", "exact_players", "no_table_reason", "layers", "Known", "solve", "assemble", "solution_from"]
 
-# Beyond two players, the (mode, players) whose table is solved exactly as a job (its cost: bench/README.md, three
-# players of the base game about 150 s of CPU and 1.2 GB). Every other count of 3 to 8 players is the reduced model's
-# (many.py), derived from the two-player table.
-EXACT_SEATS = frozenset({("original", 3)})
+# The most players whose table is solved exactly, as a job, in every mode; more players are the reduced model's
+# (many.py), derived from the two-player table. What three players cost (bench/README.md): the base game about
+# 150 s of CPU and 1.2 GB, a Double Feature mode six to eighty times that time (its turn's table is that much larger).
+MOST_PLAYERS = 3
+
+
+def exact_players(mode: str) -> range:
+    """The player counts of `mode` whose table is solved exactly (none for a mode that does not exist)."""
+    return range(2, MOST_PLAYERS + 1) if mode in MODES else range(0)
 
 
 def no_table_reason(mode: str, players: int = 2) -> str | None:
-    """Why no table of `players` players is computed for `mode` (None if one is): two players in every mode of
-    `analysis.MODES`, more in `EXACT_SEATS`."""
+    """Why no table of `players` players is computed for `mode` (None if one is): `exact_players`."""
     if mode not in MODES:
         return f"no such mode: {mode}"
-    if players != 2 and (mode, players) not in EXACT_SEATS:
-        exact = ", ".join(f"{p} players of {m}" for m, p in sorted(EXACT_SEATS))
-        return (f"{players} players of {mode} have no exact table (computed exactly: two players of every mode, and "
-                f"{exact}); GET /v1/tables/{mode}?players={players} serves the reduced model where it was checked")
+    if players not in exact_players(mode):
+        return (f"{players} players of {mode} have no exact table (computed exactly: 2 to {MOST_PLAYERS} players of "
+                f"every mode); GET /v1/tables/{mode}?players={players} serves the reduced model where it was checked")
     return None
 
 

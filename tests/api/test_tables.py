@@ -133,11 +133,15 @@ def test_a_table_not_computed_is_a_404_that_says_how_to_compute_it(client: Flask
         assert r.status_code == 404 and r.mimetype == "application/problem+json"
         assert r.get_json()["compute"] == {"method": "POST", "href": "/v1/tables/original/jobs",
                                            "body": {"players": 2, "variant": "draw-then-recycle"}}
+    r = client.get("/v1/tables/direct-to-video-sequel?players=3&variant=draw-then-recycle")  # every mode: 3 players
+    assert r.status_code == 404 and r.get_json()["compute"] == {
+        "method": "POST", "href": "/v1/tables/direct-to-video-sequel/jobs",
+        "body": {"players": 3, "variant": "draw-then-recycle"}}
 
 
 @pytest.mark.parametrize("path", ["/v1/tables/original/heatmap.png?players=8",
                                   "/v1/tables/original/heatmap.svg?players=4",
-                                  "/v1/tables/direct-to-video-sequel?players=3&variant=draw-then-recycle",
+                                  "/v1/tables/direct-to-video-sequel?players=4&variant=draw-then-recycle",
                                   "/v1/tables/direct-to-video-sequel?players=5"])
 def test_more_players_have_no_job_nor_picture_nor_unchecked_table(client: FlaskClient, path: str) -> None:
     r = client.get(path)
@@ -417,7 +421,8 @@ def test_a_huge_turn_is_answered_without_a_huge_sweep(client: FlaskClient) -> No
         ({"scores": [3, 13], "seat": 1}, ["scores"]),
         ({"scores": [15, 9, 3], "seat": 1}, ["scores"]),
         ({"scores": [3, 4, 5], "seat": 4}, ["seat"]),
-        ({"scores": [3, 4, 5], "seat": 1, "mode": "direct-to-video-sequel"}, ["scores"]),  # model not checked there
+        ({"scores": [3, 4, 5, 6], "seat": 1, "mode": "direct-to-video-sequel"}, ["scores"]),  # model not checked there
+        ({"scores": [3, 4, 5], "seat": 1, "mode": "direct-to-video-sequel"}, ["mode"]),  # computed on workers only
         ({"scores": [3, 4], "seat": 3}, ["seat"]),
         ({"scores": [3, 4], "seat": 1, "objective": "reach:3"}, ["objective"]),
         ({"scores": [3, 4], "seat": 1, "shotguns": ["red", "red", "red"]}, ["shotguns"]),

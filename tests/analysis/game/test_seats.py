@@ -138,6 +138,13 @@ def test_four_players_against_physical_dice():
     assert Tie((0, 1, 2, 3), 0, 0, ()) in four.values
 
 
+def test_three_players_of_a_double_feature_mode_against_physical_dice():
+    """6,000 games of three players of Santa Claus Meets the Zombies to 3 brains: the Santa die, its helmet and its
+    energy drink, in the solve and in the simulator's play alike."""
+    santa = solve_seats(3, "santa-claus-meets-the-zombies", goal=3, cap=6)
+    assert agrees_with_play(santa, 6_000, seed=5)
+
+
 def test_a_seat_that_follows_a_rule_is_evaluated_exactly(three):
     """Seat 0 stops at 2 brains whatever the scores, the others maximise against it: the exact values of that game
     (policy evaluation) against 8,000 games with physical dice; the rule wins less than the optimal seat would."""
