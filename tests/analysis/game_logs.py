@@ -63,6 +63,18 @@ def optimal(solution: GameSolution) -> Chooser:
     return choose
 
 
+def optimal_game(solution: GameSolution) -> dict:
+    """A game of two optimal players (the review's fixture: it costs them nothing)."""
+    return play_log(optimal(solution), random.Random(5))
+
+
+def timid_game(solution: GameSolution) -> dict:
+    """Ann plays optimally; Bob always stops after the first roll of his turn."""
+    best = optimal(solution)
+    return play_log(lambda seat, scores, state, total: seat == 0 and best(seat, scores, state, total),
+                    random.Random(11))
+
+
 SPEC_LOG = yaml.safe_load(Path(__file__).resolve().parents[2].joinpath("openapi.yaml").read_text())["paths"][
     "/v1/review"]["post"]["requestBody"]["content"]["application/json"]["examples"]["direct-to-video-sequel"]["value"]
 

@@ -23,7 +23,8 @@ from analysis.simulate import Turn, _busted, _double_feature_effects, _settle, _
 from analysis.table import table_for
 
 from ..games import solved_game
-from .game_logs import GOAL, SPEC_LOG, die, optimal, play_log
+from . import game_logs
+from .game_logs import GOAL, SPEC_LOG, die, play_log
 
 
 @pytest.fixture(scope="module")
@@ -31,17 +32,8 @@ def solution() -> GameSolution:
     return solved_game("original")
 
 
-@pytest.fixture(scope="module")
-def optimal_game(solution: GameSolution) -> dict:
-    return play_log(optimal(solution), random.Random(5))
-
-
-@pytest.fixture(scope="module")
-def timid_game(solution: GameSolution) -> dict:
-    """Ann plays optimally; Bob always stops after the first roll of his turn."""
-    best = optimal(solution)
-    return play_log(lambda seat, scores, state, total: seat == 0 and best(seat, scores, state, total),
-                    random.Random(11))
+optimal_game = pytest.fixture(scope="module", name="optimal_game")(game_logs.optimal_game)
+timid_game = pytest.fixture(scope="module", name="timid_game")(game_logs.timid_game)
 
 
 def test_an_optimal_game_costs_nothing(optimal_game: dict, solution: GameSolution) -> None:

@@ -12,7 +12,6 @@ import copy
 import csv
 import io
 import json
-import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,8 @@ from api.review import MAX_SOLVES, unpriced
 from workers.shared import store
 from workers.tasks import table_key
 
-from ..analysis.game_logs import SPEC_LOG, die, optimal, play_log
+from ..analysis import game_logs
+from ..analysis.game_logs import SPEC_LOG, die
 from ..games import solved_game
 
 
@@ -55,17 +55,8 @@ def without_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
 
 
-@pytest.fixture(scope="module")
-def optimal_game(solution: GameSolution) -> dict:
-    return play_log(optimal(solution), random.Random(5))
-
-
-@pytest.fixture(scope="module")
-def timid_game(solution: GameSolution) -> dict:
-    """Ann plays optimally; Bob always stops after the first roll of his turn."""
-    best = optimal(solution)
-    return play_log(lambda seat, scores, state, total: seat == 0 and best(seat, scores, state, total),
-                    random.Random(11))
+optimal_game = pytest.fixture(scope="module", name="optimal_game")(game_logs.optimal_game)
+timid_game = pytest.fixture(scope="module", name="timid_game")(game_logs.timid_game)
 
 
 def test_the_api_reviews_with_the_stored_table(client: FlaskClient, with_table: None, timid_game: dict,

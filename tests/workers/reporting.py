@@ -1,7 +1,8 @@
 """The base game's report content (analysis.report.build over its two-player table: ~10 s), built once per test
 process for the modules that check, store and serve it: tests/analysis/test_report.py, tests/workers/test_reports.py
-and tests/api/test_reports.py, which name one xdist group (`GROUP`) so that they run in one process. Each module makes its fixtures of `stored_table` and
-`stored_content` (``pytest.fixture(scope="module", name=...)(...)``)."""
+and tests/api/test_reports.py, which name one xdist group (`GROUP`) so that they run in one process. The store's
+modules make their fixtures of `stored_table` and `stored_content` (``pytest.fixture(scope="module", name=...)``).
+"""
 
 from __future__ import annotations
 
