@@ -28,7 +28,7 @@ __all__ = ["MOST_PLAYERS", "exact_players", "no_table_reason", "layers", "Known"
 
 # The most players whose table is solved exactly, as a job, in every mode; more players are the reduced model's
 # (many.py), derived from the two-player table. What three players cost (bench/README.md): the base game about
-# 150 s of CPU and 1.2 GB, a Double Feature mode six to eighty times that time (its turn's table is that much larger).
+# 150 s of CPU and 1.2 GB, a Double Feature mode five to eighty times that time (its turn is that much larger).
 MOST_PLAYERS = 3
 
 
