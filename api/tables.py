@@ -23,6 +23,7 @@ from analysis.game import GameSolution, SeatsSolution
 from analysis.game.advice import check_scores, reduced_model_error
 from analysis.game.many import MEASURED, MeasuredError, reduced_table
 from analysis.game.seats import Final, Normal, Spot, Tie
+from analysis.game.units import job_seconds
 from workers.shared import store
 from workers.store import ENGINE_VERSION, Key
 from workers.tables import (
@@ -48,10 +49,6 @@ __all__ = ["bp", "table_url", "table_answer", "table_rows", "reduced_answer", "j
 bp = Blueprint("tables", __name__)
 
 IMMUTABLE = "public, max-age=31536000, immutable"
-# Seconds until a table job is likely done on one worker of this 2-core machine (its CPU time: README.md)
-RETRY_AFTER = {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300,
-               "direct-to-video-sequel": 900}
-SEATS_RETRY_AFTER = 150  # seconds: the three-player table of the base game on one core (bench/README.md)
 WIN_FIELDS = ("scores", "seat", "final_round")
 
 
@@ -435,7 +432,8 @@ def _solution_or_503(key: Key) -> tuple[GameSolution | SeatsSolution, str]:
     loaded = load(key) if job.state == "succeeded" else None
     if loaded is not None:
         return loaded
-    wait = RETRY_AFTER.get(key.mode, 120) if key.players == 2 else SEATS_RETRY_AFTER
+    left = 1 - job.done / job.total if job.total else 1  # (the share of its steps still to do)
+    wait = max(5, round(job_seconds(key.mode, key.players) * left))
     raise ApiError(503, f"the win-probability table of {key.mode}, {key.variant} is being computed (job {job.state}, "
                         f"{job.done} of {job.total} steps done); ask again in {wait} s",
                    headers={"Retry-After": str(wait)}, extensions={"job": job_url(job)})

@@ -24,17 +24,36 @@ from .solution import GameSolution, WorkUnit, game_layers, solve_layer
 from .solution import assemble as assemble_two
 from .solution import merge as merge_two
 
-__all__ = ["MOST_PLAYERS", "exact_players", "no_table_reason", "layers", "Known", "solve", "assemble", "solution_from"]
+__all__ = ["MOST_PLAYERS", "exact_players", "no_table_reason", "JOB_SECONDS", "job_seconds", "layers", "Known", "solve",
+           "assemble", "solution_from"]
 
 # The most players whose table is solved exactly, as a job, in every mode; more players are the reduced model's
-# (many.py), derived from the two-player table. What three players cost (bench/README.md): the base game about
-# 150 s of CPU and 1.2 GB, a Double Feature mode five to eighty times that time (its turn is that much larger).
+# (many.py), derived from the two-player table. What three players cost (bench/README.md, `JOB_SECONDS`): the base
+# game about 150 s of CPU and 1.2 GB, a Double Feature mode five to eighty times that time (its turn is that much
+# larger).
 MOST_PLAYERS = 3
 
 
 def exact_players(mode: str) -> range:
     """The player counts of `mode` whose table is solved exactly (none for a mode that does not exist)."""
     return range(2, MOST_PLAYERS + 1) if mode in MODES else range(0)
+
+
+# About how long each table's job takes on one core of a 2-core machine, in seconds, by players and mode (its CPU time:
+# bench/README.md; the sequel's three players projected from a smaller game): what a client waiting for it is told.
+JOB_SECONDS = {
+    2: {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300,
+        "direct-to-video-sequel": 900},
+    3: {"original": 150, "big-summer-action-movie": 730, "santa-claus-meets-the-zombies": 1090,
+        "direct-to-video-sequel": 12000},
+}
+
+
+def job_seconds(mode: str, players: int) -> int:
+    """About how long the job of `mode`'s table of `players` players takes on one core: `JOB_SECONDS`, or for a mode
+    not measured the costliest measured."""
+    costs = JOB_SECONDS[players]
+    return costs.get(mode, max(costs.values()))
 
 
 def no_table_reason(mode: str, players: int = 2) -> str | None:

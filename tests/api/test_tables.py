@@ -29,7 +29,7 @@ from api import create_app, spec
 from tests.conftest import queued_on
 from workers.celery_app import create, using
 from workers.store import JobKey, Store
-from workers.tables import job_id, join
+from workers.tables import TableJob, job_id, join
 from workers.tasks import table_key
 
 from ..games import solved_game
@@ -38,6 +38,7 @@ KEY = table_key("original", "before-draw", 2)
 JOB = f"/v1/jobs/{job_id(KEY)}"
 REDIS_URL = "redis://127.0.0.1:6379/11"  # this module's own database (pytest-xdist runs modules side by side)
 WORKED = "footprints=green,red&brains=green&shotguns=red"
+SANTA3 = "santa-claus-meets-the-zombies"
 
 
 @pytest.fixture(scope="module")
@@ -340,6 +341,21 @@ def test_a_double_feature_job_is_queued_and_odds_wait_for_it(client: FlaskClient
     assert client.get(job).get_json()["state"] == "queued"
     odds = client.post("/v1/odds", json={"mode": santa, "recycle": "draw-then-recycle", "scores": [3, 4], "seat": 2})
     assert odds.status_code == 503 and odds.get_json()["job"] == job and int(odds.headers["Retry-After"]) >= 60
+
+
+def test_a_client_waiting_for_a_table_is_told_what_its_job_has_left(client: FlaskClient, empty_store: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retry-After is the job's measured time on one core times the share of its steps left (at least 5 s)."""
+    import api.tables
+
+    santa = units.job_seconds(SANTA3, 3)
+    for mode, done, wait in ((SANTA3, 0, santa), (SANTA3, 30, round(santa * 15 / 45)), ("original", 44, 5)):
+        key = table_key(mode, "before-draw", 3)
+        job = TableJob(job_id(key), key, "running", done, 45)
+        monkeypatch.setattr(api.tables, "submit", lambda *args, job=job, **kwargs: job)
+        r = client.post("/v1/odds", json={"mode": mode, "scores": [3, 4, 5], "seat": 2})
+        assert r.status_code == 503 and r.headers["Retry-After"] == str(wait), (done, r.headers["Retry-After"])
+        assert f"{done} of 45 steps done" in r.get_json()["detail"]
 
 
 def test_a_server_without_redis_leaves_double_feature_tables_to_workers(client: FlaskClient, empty_store: Path,

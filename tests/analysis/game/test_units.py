@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from analysis import MODES
 from analysis.game import units
 from analysis.game.seats import Normal, decode, solve_seats, spot_dict
 
@@ -56,10 +57,18 @@ def test_two_players_in_units_are_solution_py_s(small: None) -> None:
 
 @pytest.mark.parametrize(("mode", "players", "computed"), [
     ("original", 2, True), ("direct-to-video-sequel", 2, True), ("original", 3, True),
-    ("original", 4, False), ("santa-claus-meets-the-zombies", 3, True), ("direct-to-video-sequel", 4, False),
-    ("checkers", 2, False), ("checkers", 3, False)])
+    ("original", 4, False), ("santa-claus-meets-the-zombies", 3, True),
+    ("direct-to-video-sequel", 4, False), ("checkers", 2, False), ("checkers", 3, False)])
 def test_which_tables_are_computed(mode: str, players: int, computed: bool) -> None:
     reason = units.no_table_reason(mode, players)
     assert (reason is None) == computed, reason
     if not computed:
         assert (mode in reason) and (str(players) in reason or "no such mode" in reason)
+
+
+def test_a_table_job_takes_its_measured_time_and_a_mode_not_measured_the_longest() -> None:
+    """What a client waiting for a table is told (api/tables.py scales it by the job's steps left)."""
+    assert units.job_seconds("original", 2) < units.job_seconds("santa-claus-meets-the-zombies", 2)
+    assert units.job_seconds("original", 3) < units.job_seconds("big-summer-action-movie", 3)
+    assert units.job_seconds("checkers", 3) == max(units.JOB_SECONDS[3].values())
+    assert all(mode in units.JOB_SECONDS[p] for mode in MODES for p in units.exact_players(mode))
