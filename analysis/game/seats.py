@@ -503,7 +503,8 @@ class _Solver:
                     check[group] = np.abs(x - old).max() < CHECK_BELOW
             if not todo:
                 return
-        raise ArithmeticError(f"{len(todo)} score tuples did not converge")
+        stuck = ", ".join(str(group[0].scores) for group in todo)
+        raise ArithmeticError(f"{len(todo)} score tuples did not converge in {MAX_ITERATIONS} steps: {stuck}")
 
 
 def _rules(rules: tuple[tuple[int, str], ...]) -> dict[int, Rule]:

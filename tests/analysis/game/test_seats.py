@@ -145,6 +145,23 @@ def test_three_players_of_a_double_feature_mode_against_physical_dice():
     assert agrees_with_play(santa, 6_000, seed=5)
 
 
+def test_a_score_tuple_that_does_not_settle_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solve that cannot finish says which score tuples' policies did not settle (where to look next)."""
+    from analysis.game import seats
+
+    values: dict = {}
+    for layer in seats_layers(3, goal=3, cap=6):
+        if layer[0].kind == "normal":
+            monkeypatch.setattr(seats, "MAX_ITERATIONS", 1)  # one step: no tuple can have been checked yet
+        for unit in layer:
+            try:
+                values.update(solve_unit(unit, values))
+            except ArithmeticError as e:
+                assert str(e) == "1 score tuples did not converge in 1 steps: (2, 2, 2)"
+                return
+    pytest.fail("every score tuple settled in one step")
+
+
 def test_a_seat_that_follows_a_rule_is_evaluated_exactly(three):
     """Seat 0 stops at 2 brains whatever the scores, the others maximise against it: the exact values of that game
     (policy evaluation) against 8,000 games with physical dice; the rule wins less than the optimal seat would."""
