@@ -26,6 +26,7 @@ from analysis.game.many import MEASURED
 from analysis.game.seats import Normal, solve_seats
 from analysis.table import table_for
 from api import create_app, spec
+from api import tables as api_tables
 from tests.conftest import queued_on
 from workers.celery_app import create, using
 from workers.store import JobKey, Store
@@ -38,7 +39,7 @@ KEY = table_key("original", "before-draw", 2)
 JOB = f"/v1/jobs/{job_id(KEY)}"
 REDIS_URL = "redis://127.0.0.1:6379/11"  # this module's own database (pytest-xdist runs modules side by side)
 WORKED = "footprints=green,red&brains=green&shotguns=red"
-SANTA3 = "santa-claus-meets-the-zombies"
+SANTA = "santa-claus-meets-the-zombies"
 
 
 @pytest.fixture(scope="module")
@@ -346,13 +347,11 @@ def test_a_double_feature_job_is_queued_and_odds_wait_for_it(client: FlaskClient
 def test_a_client_waiting_for_a_table_is_told_what_its_job_has_left(client: FlaskClient, empty_store: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Retry-After is the job's measured time on one core times the share of its steps left (at least 5 s)."""
-    import api.tables
-
-    santa = units.job_seconds(SANTA3, 3)
-    for mode, done, wait in ((SANTA3, 0, santa), (SANTA3, 30, round(santa * 15 / 45)), ("original", 44, 5)):
+    santa = units.job_seconds(SANTA, 3)
+    for mode, done, wait in ((SANTA, 0, santa), (SANTA, 30, round(santa * 15 / 45)), ("original", 44, 5)):
         key = table_key(mode, "before-draw", 3)
         job = TableJob(job_id(key), key, "running", done, 45)
-        monkeypatch.setattr(api.tables, "submit", lambda *args, job=job, **kwargs: job)
+        monkeypatch.setattr(api_tables, "submit", lambda *args, job=job, **kwargs: job)
         r = client.post("/v1/odds", json={"mode": mode, "scores": [3, 4, 5], "seat": 2})
         assert r.status_code == 503 and r.headers["Retry-After"] == str(wait), (done, r.headers["Retry-After"])
         assert f"{done} of 45 steps done" in r.get_json()["detail"]

@@ -12,6 +12,7 @@ import random
 import numpy as np
 import pytest
 
+from analysis.game import seats
 from analysis.game.kernel import kernel_for
 from analysis.game.many import play_many
 from analysis.game.rules import rule_win_probability
@@ -147,8 +148,6 @@ def test_three_players_of_a_double_feature_mode_against_physical_dice():
 
 def test_a_score_tuple_that_does_not_settle_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     """A solve that cannot finish says which score tuples' policies did not settle (where to look next)."""
-    from analysis.game import seats
-
     values: dict = {}
     for layer in seats_layers(3, goal=3, cap=6):
         if layer[0].kind == "normal":
