@@ -4,8 +4,9 @@ where none holds it (`compute`, within the per-mode limits of analysis/budgets.p
 by every process through the store (`shared_answer`). api/odds.py serves it; api/tables.py serves the objective win
 with it.
 
-No request computes for long: an answer is computed by a job, a thread of the server (`JOBS` at a time), which the
-request waits for up to `ANSWER_WAIT` seconds (half its deadline at most); past them the answer is a 503 with
+No request computes for long: an answer is computed by a job (workers/jobs.py's `submit`, by the answer's key: a
+thread of the server, `JOBS` of them computing at a time), which the request waits for up to `ANSWER_WAIT` seconds
+(half its deadline at most), and what the job raised is raised to the request; past them the answer is a 503 with
 `Retry-After` naming the job, ``/v1/answers/{id}``, while the job goes on and stores the answer, which the question
 asked again (or the job's URL) then reads. (An answer read from a stored solution takes milliseconds, but its score
 distribution is a flow over the rest of the turn: seconds early in the longest turns.) The job holds the answer's
@@ -20,7 +21,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as StillComputing
 from fractions import Fraction
 from functools import lru_cache, partial
@@ -35,13 +35,14 @@ from analysis.odds import NearTie, TurnStartTooLarge, answer_from, within
 from analysis.position import COUNTS, DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, SCHOOL_BUS_FIELDS
 from analysis.roll import legal_actions
 from analysis.stored import AnyStoredTurn
+from workers import jobs
 from workers.shared import store
 from workers.store import CorruptEntry, Key, Store
 
 from .errors import ApiError, FieldError
 from .memory import give_back
 
-__all__ = ["answer", "answer_key", "answer_job", "compute", "from_solution", "computing", "running", "position_from",
+__all__ = ["answer", "answer_key", "answer_job", "compute", "from_solution", "computing", "position_from",
            "read_answer", "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
 
 log = logging.getLogger(__name__)
@@ -211,7 +212,8 @@ def shared_answer(position: Position, objective: str, turn: AnyStoredTurn | None
     deadline = current_app.config.get("REQUEST_DEADLINE")
     if deadline:  # (a request waiting past its deadline would be stopped there, its job unnamed)
         wait = min(wait, deadline / 2)
-    job = _start(shelf, key, work, min(after, wait))  # (a 503 was told to ask again: it is stored)
+    # (stored if it takes `wait` seconds or more: a 503 told the client to ask again)
+    job = jobs.submit(key.name, partial(_job, shelf, key, work, min(after, wait)), _at_once)
     try:
         return job.result(timeout=wait)
     except StillComputing:
@@ -225,12 +227,8 @@ def _computed(position: Position, objective: str) -> dict[str, Any]:
 
 
 RETRY_AFTER = 10  # seconds a client is told to wait for an answer a job computes
-# The jobs this process runs, by answer key, each in a thread of its own that dies with the process (an answer is
-# stored whole or not at all), `JOBS` of them computing at once (a solve can take gigabytes).
-JOBS = 2
-_slots = threading.BoundedSemaphore(JOBS)
-_running: dict[Key, Future] = {}
-_running_lock = threading.Lock()
+JOBS = 2  # answer jobs computing at once in a process (a solve can take gigabytes); more wait their turn
+_at_once = threading.BoundedSemaphore(JOBS)
 
 
 def answer_job(key: Key) -> str:
@@ -238,38 +236,19 @@ def answer_job(key: Key) -> str:
     return f"/v1/answers/{key.name}"
 
 
-def _start(shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> Future:
-    """The job computing `key` (with `work`) in this process: the one running, else a new one."""
-    with _running_lock:
-        job = _running.get(key)
-        if job is None:
-            job = _running[key] = Future()
-            threading.Thread(target=_run, args=(job, shelf, key, work, after), daemon=True,
-                             name=f"answer job {key.tag[:12]}").start()
-        return job
-
-
-def _run(job: Future, shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> None:
-    with _slots:
-        try:
-            job.set_result(_compute_and_store(shelf, key, work, after))
-        except BaseException as e:  # (the request waiting re-raises it: a 422 for a position too large, say)
-            job.set_exception(e)
-        finally:
-            give_back()  # (what its flow freed goes back to the system: api/memory.py)
-            with _running_lock:
-                _running.pop(key, None)
-
-
-def running() -> int:
-    """How many answer jobs this process runs."""
-    with _running_lock:
-        return len(_running)
+def _job(shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> dict[str, Any]:
+    """An answer job's work: the answer (`_compute_and_store`), then what its flow freed goes back to the system
+    (api/memory.py) before the job ends."""
+    try:
+        return _compute_and_store(shelf, key, work, after)
+    finally:
+        give_back()
 
 
 def computing(key: Key) -> bool:
-    """Whether a job of any process sharing the store computes the answer `key` (it holds the answer's lock)."""
-    return key in _running or store().busy(key)
+    """Whether a job of any process sharing the store computes the answer `key`: this process runs it (it may wait
+    for its turn), or some process holds the answer's lock."""
+    return bool(jobs.running(key.name)) or store().busy(key)
 
 
 def _compute_and_store(shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> dict[str, Any]:

@@ -43,7 +43,6 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from workers import jobs
 
-from . import answers
 from .deadline import DEFAULT_DEADLINE
 from .memory import give_back, private_mb, return_freed_memory
 
@@ -119,17 +118,17 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
 
 def recycle_when_large(limit_mb: float) -> Any:
     """gunicorn's `post_request` hook: a worker left above `limit_mb` MB of its own memory (`private_mb`) by a
-    request stops accepting, finishes its requests and exits (the master starts a fresh one). Not while it runs an
-    answer's job (`api.answers.running`) or a table's or a report's (`workers.jobs.running`, the embedded default):
-    the job's memory is the job's, and a worker recycled would kill it, to start again, as large, when the question
-    is asked again; the first request after the job ends recycles it."""
+    request stops accepting, finishes its requests and exits (the master starts a fresh one). Not while it runs a
+    job (`workers.jobs.running`): an answer's, or a table's or a report's (the embedded default); the job's memory
+    is the job's, and a worker recycled would kill it, to start again, as large, when the question is asked again;
+    the first request after the job ends recycles it."""
 
     def post_request(worker: Any, req: Any, environ: Any, resp: Any) -> None:
         own = private_mb()
         if own > limit_mb:  # (freed memory the heap still holds is not the worker's: given back, it is not counted)
             give_back()
             own = private_mb()
-        if own > limit_mb and worker.alive and not answers.running() and not jobs.running():
+        if own > limit_mb and worker.alive and not jobs.running():
             worker.log.info("worker %s holds %.0f MB (over %.0f MB) after %s %s: recycling it", worker.pid, own,
                             limit_mb, getattr(req, "method", "?"), getattr(req, "path", "?"))
             worker.alive = False

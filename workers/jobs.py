@@ -1,13 +1,23 @@
-"""The embedded back end of every job: a thread of this process, one run per job id across every process that
-shares the store.
+"""The embedded back end of every job: a thread of this process, one run per job id at a time in this process
+(`submit`), and, for a job with a lock, one run across every process that shares the store (`start`).
+
+A job runs `work` in a daemon thread named after it, and its outcome is a `concurrent.futures.Future`: what `work`
+returned, or what it raised, for whoever waits on it. While it runs, this process knows it by its id (`running`),
+so asking for it again gives the run going on rather than a second one; once it ends it is forgotten, and asking
+again runs it again. A daemon thread dies with its process: a job must leave nothing half written, as the store's
+entries (written whole or not at all) do.
 
 A job's lock is a file under the store's ``locks/`` (`lock_path`), named by the job's id. The thread that runs a
-job (`start`) holds it from the first step to the last, and the kernel drops it when the process dies, so `runs`
+job by `start` holds it from the first step to the last, and the kernel drops it when the process dies, so `runs`
 (some process holds the lock) is true exactly while a process runs the job: a record that says "running" while
 the lock is free was interrupted. Whoever starts a job first takes its lock, so two processes asked at once start
 one run; the job's work checks under the lock whether its result is stored already (a run that ended just
 before), so that it is computed once. Tables (tables.py), reports (reports.py) and the solutions' background
 builder (solutions.py) run this way without `REDIS_URL`; with it, Celery's workers run them.
+
+The answers of /v1/odds (api/answers.py) are jobs by `submit`: the request waits for its answer's Future for a
+while, and what the work raised (a 422 for a position too large, say) is raised to it. Their lock is the answer's
+own in the store, taken by the work, and a semaphore bounds how many compute at once (a solve can take gigabytes).
 """
 
 from __future__ import annotations
@@ -17,17 +27,22 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from concurrent.futures import Future, wait
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import TypeVar
 
 from .shared import store
 from .store import Store, held, try_lock
 
-__all__ = ["lock_path", "runs", "start", "running", "join", "exclusive", "serialised"]
+__all__ = ["lock_path", "runs", "submit", "start", "running", "join", "exclusive", "serialised"]
 
 log = logging.getLogger(__name__)
 
-_threads: dict[str, threading.Thread] = {}  # the jobs this process runs, by id
+T = TypeVar("T")
+
+_jobs: dict[str, Future] = {}  # the jobs this process runs, by id: each one's outcome
+_jobs_lock = threading.Lock()
 
 
 def lock_path(job: str, where: Store | None = None) -> Path:
@@ -40,6 +55,16 @@ def lock_path(job: str, where: Store | None = None) -> Path:
 def runs(job: str, where: Store | None = None) -> bool:
     """Whether some process holds the job's lock, that is, runs it now."""
     return held(lock_path(job, where))
+
+
+def submit(job: str, work: Callable[[], T], slots: threading.Semaphore | None = None) -> Future[T]:
+    """The outcome of job `job`: the run of it this process has going on, else a new run of `work` in a daemon
+    thread of this process, inside `slots` if given (so that a semaphore of n lets n such jobs work at once, the
+    others waiting their turn). The Future holds what `work` returned or raised; the job is forgotten as it ends,
+    before the Future is set, so that a caller it wakes sees the job ended and, asking again, runs it again."""
+    with _jobs_lock:
+        future = _jobs.get(job)
+        return future if future is not None else _spawn(job, work, slots)
 
 
 def start(job: str, work: Callable[[], object]) -> bool:
@@ -58,22 +83,48 @@ def start(job: str, work: Callable[[], object]) -> bool:
         finally:
             os.close(fd)
 
-    thread = _threads[job] = threading.Thread(target=run, name=f"job {job}", daemon=True)
-    thread.start()
+    with _jobs_lock:  # (a new run, even if the last one is still being forgotten: the lock is this run's)
+        _spawn(job, run)
     return True
 
 
-def running() -> int:
-    """How many jobs this process runs now."""
-    return sum(thread.is_alive() for thread in list(_threads.values()))
+def _spawn(job: str, work: Callable[[], T], slots: threading.Semaphore | None = None) -> Future[T]:
+    """Start a run of `job` and make it the one this process knows; the caller holds `_jobs_lock`."""
+    future: Future[T] = Future()
+    future.set_running_or_notify_cancel()  # (a job runs to its end: `cancel` does not stop it)
+    _jobs[job] = future
+    threading.Thread(target=_run, args=(job, future, work, slots), name=f"job {job}", daemon=True).start()
+    return future
+
+
+def _run(job: str, future: Future[T], work: Callable[[], T], slots: threading.Semaphore | None) -> None:
+    try:
+        with slots if slots is not None else nullcontext():
+            result, error = work(), None
+    except BaseException as e:  # (whoever waits on the job re-raises it)
+        result, error = None, e
+    with _jobs_lock:
+        if _jobs.get(job) is future:  # (not a newer run `start` made)
+            del _jobs[job]
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)
+
+
+def running(job: str | None = None) -> int:
+    """How many jobs this process runs now; with `job`, whether it runs that one (1 or 0)."""
+    with _jobs_lock:
+        return len(_jobs) if job is None else int(job in _jobs)
 
 
 def join(job: str, timeout: float | None = None) -> None:
-    """Wait until this process's thread running `job` (if any) has ended: a command that started a job should not
-    exit before its result and its last record are written."""
-    thread = _threads.get(job)
-    if thread is not None:
-        thread.join(timeout)
+    """Wait until this process's run of `job` (if any) has ended: a command that started a job should not exit
+    before its result and its last record are written."""
+    with _jobs_lock:
+        future = _jobs.get(job)
+    if future is not None:
+        wait([future], timeout)
 
 
 @contextmanager

@@ -280,8 +280,4 @@ def test_an_answer_job_gives_freed_memory_back_as_it_ends(monkeypatch: pytest.Mo
     monkeypatch.setattr(api.answers, "give_back", lambda: given.append(True))
     client = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": 30}).test_client()
     assert client.get("/v1/odds?objective=reach:2&footprints=green&brains=green&shotguns=red").status_code == 200
-    for _ in range(100):  # (the job's thread gives back, then ends, as the request reads its answer)
-        if not api.answers.running():
-            break
-        time.sleep(0.05)
-    assert given == [True]
+    assert given == [True]  # (the job gives back before it ends: the request had its answer from the ended job)

@@ -295,18 +295,20 @@ class FakeWorker:
 def test_a_worker_running_an_answer_job_is_not_recycled_until_it_ends() -> None:
     """Recycling a worker for its memory while an answer's job runs would kill the job (to start again, as large,
     when the question is asked again): the first request after the job ends recycles it."""
-    from concurrent.futures import Future
-
     import api.answers
+    from analysis import Position
     from api.serving import recycle_when_large
+    from workers import jobs
 
-    hook, worker = recycle_when_large(0), FakeWorker()
-    api.answers._running["job"] = Future()  # (as `api.answers._start` keeps a job while it runs)
+    hook, worker, release = recycle_when_large(0), FakeWorker(), threading.Event()
+    key = api.answers.answer_key(Position(), "expected-brains")
+    job = jobs.submit(key.name, release.wait)  # (as `api.answers.shared_answer` submits an answer's job)
     try:
         hook(worker, None, {}, None)
-        assert worker.alive and api.answers.running() == 1
+        assert worker.alive and jobs.running() == 1 and api.answers.computing(key)
     finally:
-        api.answers._running.pop("job")
+        release.set()
+        job.result(10)
     hook(worker, None, {}, None)
     assert not worker.alive
 
@@ -325,23 +327,21 @@ def test_a_worker_gives_freed_memory_back_before_it_is_measured_for_recycling(mo
     assert worker.alive and given == [True]
 
 
-def test_a_worker_running_a_table_job_is_not_recycled_until_it_ends() -> None:
+def test_a_worker_running_a_table_job_is_not_recycled_until_it_ends(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """So is a table's (or a report's) job of the embedded default, a thread of the worker (three players' table:
     minutes and 1.4 GB)."""
-    import threading
-
     from api.serving import recycle_when_large
     from workers import jobs
 
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))  # (the job's lock is there)
     hook, worker, release = recycle_when_large(0), FakeWorker(), threading.Event()
-    jobs._threads["job"] = thread = threading.Thread(target=release.wait)  # (as `jobs.start` keeps a job's thread)
-    thread.start()
+    assert jobs.start("job", release.wait)  # (as `workers.tables` starts a table's job)
     try:
         hook(worker, None, {}, None)
-        assert worker.alive and jobs.running() == 1
+        assert worker.alive and jobs.running() == 1 and jobs.runs("job")
     finally:
         release.set()
-        thread.join()
-        jobs._threads.pop("job")
+        jobs.join("job", 10)
     hook(worker, None, {}, None)
     assert not worker.alive

@@ -1,4 +1,6 @@
-"""workers/jobs.py: a job runs in one thread of one process at a time, and its lock dies with its process."""
+"""workers/jobs.py: a job runs in one thread of one process at a time, and its lock dies with its process; a job's
+outcome (what it returned or raised) is a Future, one per run, and a semaphore bounds how many such jobs work at
+once."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +83,85 @@ def test_submitters_to_the_workers_take_turns() -> None:
         order.append("first")
     other.join(10)
     assert order == ["first", "second"]
+
+
+def test_a_job_submitted_while_it_runs_is_the_run_going_on() -> None:
+    go, ran = threading.Event(), []
+
+    def first_run() -> str:
+        go.wait(10)
+        ran.append("first")
+        return "first"
+
+    first = jobs.submit("one", first_run)
+    assert jobs.running() == 1 and jobs.running("one") == 1 and jobs.running("two") == 0
+    again = jobs.submit("one", lambda: ran.append("second") or "second")
+    assert again is first and not first.done()
+    go.set()
+    assert again.result(10) == "first" and ran == ["first"]
+
+
+def test_a_job_is_forgotten_as_it_ends_and_asked_again_runs_again() -> None:
+    ran: list[int] = []
+    first = jobs.submit("one", lambda: ran.append(1) or len(ran))
+    assert first.result(10) == 1
+    assert jobs.running() == 0 and jobs.running("one") == 0  # (forgotten before its outcome is set)
+    second = jobs.submit("one", lambda: ran.append(2) or len(ran))
+    assert second is not first and second.result(10) == 2 and ran == [1, 2]
+    jobs.join("one", 10)  # (nothing runs: at once)
+
+
+def test_what_a_job_raises_is_raised_to_whoever_waits_on_it() -> None:
+    def fail() -> None:
+        raise ValueError("no luck")
+
+    job = jobs.submit("bad", fail)
+    with pytest.raises(ValueError, match="no luck"):
+        job.result(10)
+    assert jobs.running() == 0 and not job.cancel()  # (ended: a job's outcome stays what it was)
+
+
+def test_a_job_running_is_not_cancelled() -> None:
+    go = threading.Event()
+    job = jobs.submit("one", lambda: go.wait(10))
+    assert not job.cancel()
+    go.set()
+    assert job.result(10) is True
+
+
+def test_a_semaphore_bounds_how_many_jobs_work_at_once() -> None:
+    go, lock, inside, most = threading.Event(), threading.Lock(), [0], [0]
+
+    def work(n: int) -> int:
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        go.wait(10)
+        with lock:
+            inside[0] -= 1
+        return n
+
+    at_once = threading.BoundedSemaphore(2)
+    four = [jobs.submit(f"job {n}", lambda n=n: work(n), at_once) for n in range(4)]
+    try:
+        for _ in range(200):
+            if inside[0] == 2:
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)  # (time for a third to come in, were it let in)
+        assert inside[0] == 2 and jobs.running() == 4  # (two work; two, waiting their turn, run already)
+    finally:
+        go.set()
+    assert [job.result(10) for job in four] == [0, 1, 2, 3]
+    assert most[0] == 2 and jobs.running() == 0
+
+
+def test_a_job_started_and_one_submitted_are_counted_alike() -> None:
+    go = threading.Event()
+    assert jobs.start("locked", lambda: go.wait(10))
+    job = jobs.submit("free", lambda: go.wait(10))
+    assert jobs.running() == 2 and jobs.submit("locked", lambda: None) is not job
+    go.set()
+    jobs.join("locked", 10)
+    job.result(10)
+    assert jobs.running() == 0 and not jobs.runs("locked")
