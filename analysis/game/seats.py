@@ -25,6 +25,19 @@ movers at one score tuple, under fixed policies, ``x_m = A_m + p_m x_{m+1}`` (``
 cycle; the policies are then improved from the new values (policy iteration) until the values move by less than
 ``RESIDUAL_TOL``.
 
+Mixed play (four players and more): the movers of a tuple play a game among themselves, and it may have no
+equilibrium in pure policies. Mover ``m``'s best policy depends only on ``c_m = x_{m+1}[m]``, its value of a turn
+that ends with 0, and movers' best answers can chase each other, as in matching pennies: four players of the base
+game at 5, 6, 9, 3 brains (movers 1 and 2 each switch between two policies, and policy iteration goes round four
+profiles), five players to 4 brains at 0, 1, 1, 3, 1 (movers 1, 2 and 3). Once the policies go round, each mover that
+met two of them plays one or mixes them, choosing one at the start of its turn (`_mixed`): under a mixture a turn's
+outcome is the mixture of the two policies' (``A_m`` and ``p_m`` are linear in its weight), and mover ``m`` is
+indifferent between policies ``(A, p)`` and ``(A', p')`` where ``A[m] + p c_m = A'[m] + p' c_m``; one equation per
+mixing mover, solved for the weights. Which movers mix is found by support enumeration, as for Nash equilibria of a
+bimatrix game: fewest mixing first, the first whose weights lie in [0, 1] and leave no mover a better policy. The
+result is checked as any step is (every mover's best answer over all its policies gives back its own value). A
+mixing mover's decision served is one of its two policies, equal for it; the others' values are the mixture's.
+
 Tops (where the sweep may stop computing): at turn total ``T``, rolling from a state whose next roll busts with
 probability at least ``q`` is worth at most ``q stop[0] + (1 - q) max(stop)``, so every state of a block whose
 least bust probability is ``q`` stops where ``stop[T]`` is at least that (`_tops`). A mover whose own chance no
@@ -46,6 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
+import scipy.optimize
 
 from .duel import CAP, GOAL, solve_tiebreak
 from .kernel import Kernel, Sweep, kernel_for, sweep
@@ -466,6 +480,7 @@ class _Solver:
         fixed = {spot: self.table(spot, cycle=np.zeros(n)) for group in groups for spot in group}
         guess = {group: np.array([self.guess(spot) for spot in group]) for group in groups}
         check = dict.fromkeys(groups, False)
+        steps: dict[tuple[Normal, ...], list[tuple[np.ndarray, np.ndarray]]] = {group: [] for group in groups}
         zero = np.eye(self.levels)[0]
         todo = list(groups)
         for _ in range(MAX_ITERATIONS):
@@ -495,16 +510,80 @@ class _Solver:
                         continue
                     p = ends[g * n:(g + 1) * n]
                     a = v - p[:, None] * np.roll(old, -1, axis=0)  # x_m = a_m + p_m x_{m+1}
-                    x = np.empty_like(a)
-                    x[0] = sum(np.prod(p[:k]) * a[k] for k in range(n)) / (1 - np.prod(p))
-                    for m in range(n - 1, 0, -1):
-                        x[m] = a[m] + p[m] * x[(m + 1) % n]
-                    guess[group] = x
-                    check[group] = np.abs(x - old).max() < CHECK_BELOW
+                    x = _around(a, p)
+                    seen = [q.tobytes() for q, _ in steps[group]]
+                    steps[group].append((p, a))
+                    mixed = None
+                    if seen and p.tobytes() != seen[-1] and p.tobytes() in seen:  # the policies went round
+                        mixed = _mixed(steps[group][seen.index(p.tobytes()):-1])
+                    guess[group] = x if mixed is None else mixed
+                    check[group] = mixed is not None or np.abs(x - old).max() < CHECK_BELOW
             if not todo:
                 return
         stuck = ", ".join(str(group[0].scores) for group in todo)
         raise ArithmeticError(f"{len(todo)} score tuples did not converge in {MAX_ITERATIONS} steps: {stuck}")
+
+
+def _around(a: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The movers' vectors around the cycle of zero-score turns: ``x_m = a_m + p_m x_{m+1}``, solved exactly."""
+    n = len(p)
+    x = np.empty_like(a)
+    x[0] = sum(np.prod(p[:k]) * a[k] for k in range(n)) / (1 - np.prod(p))
+    for m in range(n - 1, 0, -1):
+        x[m] = a[m] + p[m] * x[(m + 1) % n]
+    return x
+
+
+def _mixed(steps: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    """The movers' vectors at an equilibrium of the policies met where policy iteration went round `steps` (each
+    step's ``(p, a)``: every mover's chance of a turn ending with 0 and its other outcomes' values, under its best
+    policy), if each mover met one or two: the movers that met two each play one of them or mix them at the weight
+    that leaves it indifferent at its own ``c`` (module docstring). Supports are tried in order, fewest mixing movers
+    first (as Nash equilibria are found by support enumeration); the first that is an equilibrium (weights in
+    [0, 1], no mover gaining by another of its policies) is the answer; None if none is."""
+    n = len(steps[0][0])
+    met: list[dict[float, np.ndarray]] = [{} for _ in range(n)]  # per mover: its policies' a, by their p
+    for p, a in steps:
+        for m in range(n):
+            met[m].setdefault(float(p[m]), a[m])
+    if any(len(policies) > 2 for policies in met):
+        return None
+    first, last = [list(policies.items())[0] for policies in met], [list(policies.items())[-1] for policies in met]
+    p0, a0 = np.array([q for q, _ in first]), np.array([a for _, a in first])
+    p1, a1 = np.array([q for q, _ in last]), np.array([a for _, a in last])  # (the first again: one policy met)
+    movers = np.arange(n)
+    after = (movers + 1) % n  # c_m = x[m + 1, m]
+
+    def at(w: np.ndarray) -> np.ndarray:
+        return _around(a0 + w[:, None] * (a1 - a0), p0 + w * (p1 - p0))
+
+    def gains(x: np.ndarray) -> np.ndarray:  # what each mover gains by the better of its two policies
+        c = x[after, movers]
+        return np.maximum(a0[movers, movers] + p0 * c, a1[movers, movers] + p1 * c) - x[movers, movers]
+
+    def indifferent(mixing: list[int], w: np.ndarray) -> np.ndarray | None:
+        """`w` (0 for the `mixing` movers) with their weights that leave each indifferent (None if none in [0, 1])."""
+        if not mixing:
+            return w
+
+        def gap(weights: np.ndarray) -> np.ndarray:  # each mixing mover's second policy's value less its first's
+            c = at(w + np.bincount(mixing, weights, n))[after, movers]
+            return (a1[movers, movers] - a0[movers, movers] + (p1 - p0) * c)[mixing]
+
+        found = scipy.optimize.root(gap, np.full(len(mixing), 0.5), tol=1e-15)
+        if not found.success or not ((found.x >= 0) & (found.x <= 1)).all():
+            return None
+        return w + np.bincount(mixing, found.x, n)
+
+    switching = [m for m in range(n) if p0[m] != p1[m]]
+    for size in range(len(switching) + 1):
+        for mixing in map(list, itertools.combinations(switching, size)):
+            fixed = [m for m in switching if m not in mixing]
+            for pure in itertools.product((0.0, 1.0), repeat=len(fixed)):
+                w = indifferent(mixing, np.bincount(fixed, pure, n))
+                if w is not None and gains(x := at(w)).max() < RESIDUAL_TOL:
+                    return x
+    return None
 
 
 def _rules(rules: tuple[tuple[int, str], ...]) -> dict[int, Rule]:
