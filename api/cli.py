@@ -266,8 +266,8 @@ def tables() -> None:
 @click.option("--variant", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
               help="The recycling rule.")
 @click.option("--players", default=2, show_default=True, type=click.IntRange(2, 8),
-              help="Players: 2 or 3 in every mode (exactly; the API answers the other counts from the two-player "
-                   "table, GET /v1/tables/MODE?players=N).")
+              help="Players: 2 or 3 in every mode, 4 in original (exactly; the API answers the other counts from "
+                   "the two-player table, GET /v1/tables/MODE?players=N).")
 def build(mode: str, variant: str, players: int) -> None:
     """Compute a table and store it, following its job with a progress bar.
 

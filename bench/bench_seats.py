@@ -2,19 +2,21 @@
 with physical dice against its values.
 
     PYTHONPATH=. .venv/bin/python bench/bench_seats.py [--players 3] [--mode original] [--recycle before-draw]
-        [--cap 48] [--cap-check 60] [--games 0] [--seed 1] [--rule SEAT=stop-at:N,S ...] [--answers STORE N]
+        [--cap 48] [--cap-check 60] [--games 0] [--seed 1] [--rule SEAT=stop-at:N,S ...] [--table STORE]
+        [--answers STORE N]
 
 Prints the solve's CPU and wall seconds, peak memory, the starts of a turn solved and P(each seat
 wins) from 0-0-...; with ``--cap-check C``, solves again with cap ``C`` and prints the largest difference of any
 value of any start of a turn both solved; with ``--games N``, plays N games with physical dice (analysis.game.many's
 `play_many`, every seat following the solution) and prints each seat's frequency of wins and its distance from
-the solution's value in standard errors; with ``--rule``, solves once more with each given seat following its rule
+the solution's value in standard errors (with ``--table STORE``, of the table stored there by `zombie-odds tables
+build`, not solved again); with ``--rule``, solves once more with each given seat following its rule
 (the others maximising against it) and prints that game's P(each seat wins): the optimal seat's edge over the rule
 is the difference from the first row, exactly (policy evaluation).
 
 With ``--answers STORE N``, no solve: N `/v1/odds` requests through Flask's test client, each a random position of
 `--mode` reached by play with random scores of the normal game (every seat below the goal, a random mover), decided
-from the three-player table stored in STORE (`zombie-odds tables build --mode MODE --players 3`); prints the first
+from the `--players` table stored in STORE (`zombie-odds tables build --mode MODE --players N`); prints the first
 answer's time (it reads the table) and the others' p50, p99 and max.
 """
 
@@ -43,7 +45,20 @@ def timed(players: int, mode: str, recycle: str, cap: int, rules: tuple[tuple[in
     return solution
 
 
-def answers(store: str, count: int, seed: int, mode: str) -> None:
+def stored(store: str, players: int, mode: str, recycle: str) -> SeatsSolution:
+    """The table of `players` players stored in `store`."""
+    import os
+
+    os.environ["ZOMBIE_ODDS_STORE"] = store
+    from workers.tables import load, table_key
+
+    found = load(table_key(mode, recycle, players))
+    if found is None:
+        raise SystemExit(f"no {players}-player table of {mode} ({recycle}) in {store}")
+    return found[0]
+
+
+def answers(store: str, count: int, seed: int, mode: str, players: int) -> None:
     import os
     import statistics
     import tempfile
@@ -62,13 +77,13 @@ def answers(store: str, count: int, seed: int, mode: str) -> None:
                                                                                        "shotguns"))
         dice += "".join(f"&{field}={','.join(getattr(position, field))}" for field in DOUBLE_FEATURE_FIELDS
                         if getattr(position, field))
-        scores = ",".join(str(rng.randrange(13)) for _ in range(3))
+        scores = ",".join(str(rng.randrange(13)) for _ in range(players))
         start = time.perf_counter()
-        answer = client.get(f"/v1/odds?mode={mode}&{dice}&scores={scores}&seat={rng.randint(1, 3)}")
+        answer = client.get(f"/v1/odds?mode={mode}&{dice}&scores={scores}&seat={rng.randint(1, players)}")
         times.append((time.perf_counter() - start) * 1e3)
         assert answer.status_code == 200 and answer.get_json()["game"]["model"] == "exact", answer.get_json()
     rest = sorted(times[1:])
-    print(f"{count} /v1/odds answers of three players of {mode}: first {times[0]:.0f} ms; then p50 "
+    print(f"{count} /v1/odds answers of {players} players of {mode}: first {times[0]:.0f} ms; then p50 "
           f"{statistics.median(rest):.1f} ms, p99 {rest[int(0.99 * len(rest))]:.1f} ms, max {rest[-1]:.1f} ms")
 
 
@@ -82,13 +97,18 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rule", action="append", default=[], help="SEAT=stop-at:N,S (seats from 0)")
+    parser.add_argument("--table", metavar="STORE", help="no solve: the table stored in STORE")
     parser.add_argument("--answers", nargs=2, metavar=("STORE", "N"))
     args = parser.parse_args()
     if args.answers:
-        return answers(args.answers[0], int(args.answers[1]), args.seed, args.mode)
-    print("| mode | recycle | players | seats | cap | CPU s | wall s | peak MiB | turn starts | P(each seat wins) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    solution = timed(args.players, args.mode, args.recycle, args.cap)
+        return answers(args.answers[0], int(args.answers[1]), args.seed, args.mode, args.players)
+    if args.table:
+        solution = stored(args.table, args.players, args.mode, args.recycle)
+        print("P(each seat wins):", ", ".join(f"{p:.6f}" for p in solution.p_seat_wins))
+    else:
+        print("| mode | recycle | players | seats | cap | CPU s | wall s | peak MiB | turn starts |"
+              " P(each seat wins) |\n|---|---|---|---|---|---|---|---|---|---|")
+        solution = timed(args.players, args.mode, args.recycle, args.cap)
     for rule in args.rule:
         seat, name = rule.split("=", 1)
         timed(args.players, args.mode, args.recycle, args.cap, ((int(seat), name),))

@@ -24,19 +24,20 @@ from .solution import GameSolution, WorkUnit, game_layers, solve_layer
 from .solution import assemble as assemble_two
 from .solution import merge as merge_two
 
-__all__ = ["MOST_PLAYERS", "exact_players", "no_table_reason", "JOB_SECONDS", "job_seconds", "layers", "Known", "solve",
-           "assemble", "solution_from"]
+__all__ = ["MOST_PLAYERS", "MOST_PLAYERS_ELSE", "exact_players", "no_table_reason", "JOB_SECONDS", "job_seconds",
+           "layers", "Known", "solve", "assemble", "solution_from"]
 
-# The most players whose table is solved exactly, as a job, in every mode; more players are the reduced model's
-# (many.py), derived from the two-player table. What three players cost (bench/README.md, `JOB_SECONDS`): the base
-# game about 150 s of CPU and 1.2 GB, a Double Feature mode five to eighty times that time (its turn is that much
-# larger).
-MOST_PLAYERS = 3
+# The most players whose table is solved exactly, as a job: three in every mode, four in the base game (a mode named
+# here); more players are the reduced model's (many.py), derived from the two-player table. What they cost
+# (bench/README.md, `JOB_SECONDS`): three players of the base game about 150 s of CPU and 1.2 GB, of a Double Feature
+# mode five to eighty times that time (its turn is that much larger); four players of the base game about 35 minutes.
+MOST_PLAYERS = {"original": 4}
+MOST_PLAYERS_ELSE = 3
 
 
 def exact_players(mode: str) -> range:
     """The player counts of `mode` whose table is solved exactly (none for a mode that does not exist)."""
-    return range(2, MOST_PLAYERS + 1) if mode in MODES else range(0)
+    return range(2, MOST_PLAYERS.get(mode, MOST_PLAYERS_ELSE) + 1) if mode in MODES else range(0)
 
 
 # About how long each table's job takes on one core of a 2-core machine, in seconds, by players and mode (its CPU time:
@@ -46,6 +47,7 @@ JOB_SECONDS = {
         "direct-to-video-sequel": 900},
     3: {"original": 150, "big-summer-action-movie": 730, "santa-claus-meets-the-zombies": 1090,
         "direct-to-video-sequel": 12000},
+    4: {"original": 2100},
 }
 
 
@@ -61,8 +63,10 @@ def no_table_reason(mode: str, players: int = 2) -> str | None:
     if mode not in MODES:
         return f"no such mode: {mode}"
     if players not in exact_players(mode):
-        return (f"{players} players of {mode} have no exact table (computed exactly: 2 to {MOST_PLAYERS} players of "
-                f"every mode); GET /v1/tables/{mode}?players={players} serves the reduced model where it was checked")
+        most = ", ".join(f"{n} of {m}" for m, n in MOST_PLAYERS.items())
+        return (f"{players} players of {mode} have no exact table (computed exactly: 2 to {MOST_PLAYERS_ELSE} players "
+                f"of every mode, {most}); GET /v1/tables/{mode}?players={players} serves the reduced model where it "
+                f"was checked")
     return None
 
 

@@ -303,8 +303,11 @@ def test_answers_prune_removes_old_and_other_engines_answers_only(tmp_path: Path
 
 
 def test_tables_build_offers_the_tables_computed() -> None:
-    """Two or three players in every mode: another count is refused saying which are computed."""
-    assert re.search(r"--players INTEGER RANGE +Players: 2 or 3 in every mode",
+    """Two or three players in every mode, four in the base game: another count is refused saying which are
+    computed."""
+    assert re.search(r"--players INTEGER RANGE +Players: 2 or 3 in every mode, 4 in original",
                      run("tables", "build", "--help").output)
-    result = run("tables", "build", "--players", "4")
-    assert result.exit_code == 2 and "4 players of original have no exact table" in result.output
+    result = run("tables", "build", "--players", "4", "--mode", "santa-claus-meets-the-zombies")
+    assert result.exit_code == 2 and "4 players of santa-claus-meets-the-zombies have no exact table" in result.output
+    result = run("tables", "build", "--players", "5")
+    assert result.exit_code == 2 and "5 players of original have no exact table" in result.output

@@ -128,7 +128,7 @@ GAMES = [  # (position, scores, seat, final_round or None)
     ({"footprints": "yellow", "brains": "green,green", "shotguns": "red,yellow"}, "12,10", "1", None),
     ({}, "0,0", "1", None),
     ({}, "14,14", "2", None),  # a tie-break round
-    (WORKED, "5,9,3,0", "2", None),  # four players: the reduced model, as /v1/odds decides by it
+    (WORKED, "5,9,3,0,1", "2", None),  # five players: the reduced model, as /v1/odds decides by it
 ]
 
 

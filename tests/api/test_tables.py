@@ -142,17 +142,17 @@ def test_a_table_not_computed_is_a_404_that_says_how_to_compute_it(client: Flask
 
 
 @pytest.mark.parametrize("path", ["/v1/tables/original/heatmap.png?players=8",
-                                  "/v1/tables/original/heatmap.svg?players=4",
+                                  "/v1/tables/original/heatmap.svg?players=5",
                                   "/v1/tables/direct-to-video-sequel?players=4&variant=draw-then-recycle",
                                   "/v1/tables/direct-to-video-sequel?players=5"])
 def test_more_players_have_no_job_nor_picture_nor_unchecked_table(client: FlaskClient, path: str) -> None:
     r = client.get(path)
     assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players", r.get_json()
-    r = client.post("/v1/tables/original/jobs", json={"players": 4})
+    r = client.post("/v1/tables/original/jobs", json={"players": 5})
     assert r.status_code == 422 and r.get_json()["errors"][0]["field"] == "players"
 
 
-@pytest.mark.parametrize("players", [4, 8])
+@pytest.mark.parametrize("players", [5, 8])
 def test_more_players_are_the_reduced_model_over_the_two_player_table(client: FlaskClient, solution: GameSolution,
                                                                       stored: str, players: int) -> None:
     r = client.get(f"/v1/tables/original?players={players}")
@@ -310,6 +310,40 @@ def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_st
     assert bad.status_code == 422 and bad.get_json()["errors"][0]["field"] == "seat"
 
 
+def test_four_players_of_the_base_game_are_solved_exactly_by_a_job(client: FlaskClient, empty_store: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four players of the base game are a job like three players' (a small game, 3 brains to win, cap 9, stands for
+    the real one, half an hour of CPU), served whole and by /v1/odds with four scores; its heatmap has a panel per
+    seat."""
+    monkeypatch.setattr(units, "GOAL", 3)
+    monkeypatch.setattr(units, "CAP", 9)
+    monkeypatch.setenv("ZOMBIE_ODDS_EMBEDDED_TABLES", "original:4")
+    key = table_key("original", "before-draw", 4)
+    first = client.post("/v1/tables/original/jobs", json={"players": 4})
+    assert first.status_code == 202 and first.headers["Location"] == f"/v1/jobs/{job_id(key)}"
+    deadline = time.time() + 300
+    while (job := client.get(first.headers["Location"]).get_json())["state"] in ("queued", "running") \
+            and time.time() < deadline:
+        time.sleep(0.2)
+    join(key)
+    assert job["state"] == "succeeded", job
+    table, expected = client.get("/v1/tables/original?players=4").get_json(), solve_seats(4, goal=3, cap=9)
+    assert (table["players"], table["model"], table["goal"], table["cap"]) == (4, "exact", 3, 9)
+    assert table["p_seat_wins"] == list(expected.p_seat_wins)
+    # seat 3 to move with 2 brains, then seats 4, 1 and 2 with 1, 0 and 1
+    answer = client.get(f"/v1/odds?{WORKED}&scores=2,1,0,1&seat=3").get_json()
+    position = Position(footprints=("green", "red"), brains=("green",), shotguns=("red",))
+    spot = Normal((0, 1, 2, 1), 2)
+    d = expected.decision(spot, table_for("original", "before-draw").index[position.state], position.score)
+    assert answer["decision"]["action"] == d.action
+    assert answer["decision"]["roll"]["value"] == pytest.approx(d.p_win_roll, abs=1e-15)
+    game = answer["game"]
+    assert (game["model"], game["players"], game["seat"]) == ("exact", 4, 3)
+    assert game["p_seats"] == expected.values[spot].tolist()
+    svg = client.get("/v1/tables/original/heatmap.svg?players=4")
+    assert svg.status_code == 200 and "Seat 4 to move" in svg.get_data(as_text=True)
+
+
 @pytest.fixture
 def queued_on_redis(empty_store: Path) -> Iterator[redis.Redis]:
     """Jobs go to a real Redis where no worker listens yet: they stay queued."""
@@ -449,9 +483,9 @@ def test_impossible_games_are_422_naming_the_field(client: FlaskClient, body: di
     assert [e["field"] for e in r.get_json()["errors"]] == fields
 
 
-@pytest.mark.parametrize("scores, seat, duel, phase", [([5, 9, 3, 0], 1, ((5, 9), 1), "normal"),
-                                                      ([5, 2, 9, 7], 4, ((5, 9), 2), "normal"),
-                                                      ([10, 3, 2, 14], 2, ((10, 14), 2), "beat"),
+@pytest.mark.parametrize("scores, seat, duel, phase", [([5, 9, 3, 0, 1], 1, ((5, 9), 1), "normal"),
+                                                      ([5, 2, 9, 7, 1], 5, ((5, 9), 2), "normal"),
+                                                      ([10, 3, 2, 1, 14], 2, ((10, 14), 2), "beat"),
                                                       ([14, 14, 9, 14, 2], 3, ((14, 14), 1), "tiebreak")])
 def test_more_players_decide_by_the_duel_with_the_leader(client: FlaskClient, solution: GameSolution, scores: list[int],
                                                          seat: int, duel: tuple, phase: str) -> None:

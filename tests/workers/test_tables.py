@@ -38,7 +38,9 @@ def test_a_jobs_id_names_its_table_and_is_looked_up_never_parsed() -> None:
             assert tables.key_for_job(tables.job_id(key)) == key and "--" not in tables.job_id(key)
     three = table_key("original", "draw-then-recycle", 3)
     assert tables.key_for_job("table-original-draw-then-recycle-p3-v1") == three
-    for unknown in ("table-original-before-draw-p4-v1", "table-original-before-draw-p2-v0", "table-chess-before-draw"
+    assert tables.key_for_job("table-original-before-draw-p4-v1") == table_key("original", "before-draw", 4)
+    assert tables.key_for_job("table-santa-claus-meets-the-zombies-before-draw-p4-v1") is None
+    for unknown in ("table-original-before-draw-p5-v1", "table-original-before-draw-p2-v0", "table-chess-before-draw"
                     "-p2-v1", "..", "table-original-before-draw-p2-v1/../x", ""):
         assert tables.key_for_job(unknown) is None, unknown
 
@@ -96,8 +98,8 @@ def test_what_has_no_table_is_refused_and_a_server_leaves_large_tables_to_the_wo
         shelf: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[object] = []
     monkeypatch.setattr(tables, "start_table_job", lambda *args, **kwargs: started.append(args))
-    with pytest.raises(ValueError, match="4 players of original have no exact table"):
-        tables.submit("original", players=4)
+    with pytest.raises(ValueError, match="5 players of original have no exact table"):
+        tables.submit("original", players=5)
     with pytest.raises(ValueError, match="no such mode"):
         tables.submit("chess")
     monkeypatch.setenv("ZOMBIE_ODDS_EMBEDDED_TABLES", "original")

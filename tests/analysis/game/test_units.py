@@ -57,7 +57,7 @@ def test_two_players_in_units_are_solution_py_s(small: None) -> None:
 
 @pytest.mark.parametrize(("mode", "players", "computed"), [
     ("original", 2, True), ("direct-to-video-sequel", 2, True), ("original", 3, True),
-    ("original", 4, False), ("santa-claus-meets-the-zombies", 3, True),
+    ("original", 4, True), ("original", 5, False), ("santa-claus-meets-the-zombies", 3, True),
     ("direct-to-video-sequel", 4, False), ("checkers", 2, False), ("checkers", 3, False)])
 def test_which_tables_are_computed(mode: str, players: int, computed: bool) -> None:
     reason = units.no_table_reason(mode, players)
