@@ -15,9 +15,9 @@ build`, not solved again); with ``--rule``, solves once more with each given sea
 is the difference from the first row, exactly (policy evaluation).
 
 With ``--answers STORE N``, no solve: N `/v1/odds` requests through Flask's test client, each a random position of
-`--mode` reached by play with random scores of the normal game (every seat below the goal, a random mover), decided
-from the `--players` table stored in STORE (`zombie-odds tables build --mode MODE --players N`); prints the first
-answer's time (it reads the table) and the others' p50, p99 and max.
+`--mode` and `--recycle` reached by play with random scores of the normal game (every seat below the goal, a random
+mover), decided from the `--players` table stored in STORE (`zombie-odds tables build --mode MODE --players N`);
+prints the first answer's time (it reads the table) and the others' p50, p99 and max.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def stored(store: str, players: int, mode: str, recycle: str) -> SeatsSolution:
     return found[0]
 
 
-def answers(store: str, count: int, seed: int, mode: str, players: int) -> None:
+def answers(store: str, count: int, seed: int, mode: str, recycle: str, players: int) -> None:
     import os
     import statistics
     import tempfile
@@ -72,14 +72,15 @@ def answers(store: str, count: int, seed: int, mode: str, players: int) -> None:
     client, rng = create_app().test_client(), random.Random(seed)
     times = []
     for _ in range(count + 1):
-        position = random_position(mode, rng)
+        position = random_position(mode, rng, recycle)
         dice = "&".join(f"{field}={','.join(getattr(position, field))}" for field in ("footprints", "brains",
                                                                                        "shotguns"))
         dice += "".join(f"&{field}={','.join(getattr(position, field))}" for field in DOUBLE_FEATURE_FIELDS
                         if getattr(position, field))
         scores = ",".join(str(rng.randrange(13)) for _ in range(players))
         start = time.perf_counter()
-        answer = client.get(f"/v1/odds?mode={mode}&{dice}&scores={scores}&seat={rng.randint(1, players)}")
+        answer = client.get(f"/v1/odds?mode={mode}&recycle={recycle}&{dice}&scores={scores}"
+                            f"&seat={rng.randint(1, players)}")
         times.append((time.perf_counter() - start) * 1e3)
         assert answer.status_code == 200 and answer.get_json()["game"]["model"] == "exact", answer.get_json()
     rest = sorted(times[1:])
@@ -101,7 +102,7 @@ def main() -> None:
     parser.add_argument("--answers", nargs=2, metavar=("STORE", "N"))
     args = parser.parse_args()
     if args.answers:
-        return answers(args.answers[0], int(args.answers[1]), args.seed, args.mode, args.players)
+        return answers(args.answers[0], int(args.answers[1]), args.seed, args.mode, args.recycle, args.players)
     if args.table:
         solution = stored(args.table, args.players, args.mode, args.recycle)
         print("P(each seat wins):", ", ".join(f"{p:.6f}" for p in solution.p_seat_wins))

@@ -30,7 +30,7 @@ __all__ = ["MOST_PLAYERS", "MOST_PLAYERS_ELSE", "exact_players", "no_table_reaso
 # The most players whose table is solved exactly, as a job: three in every mode, four in the base game (a mode named
 # here); more players are the reduced model's (many.py), derived from the two-player table. What they cost
 # (bench/README.md, `JOB_SECONDS`): three players of the base game about 150 s of CPU and 1.2 GB, of a Double Feature
-# mode five to eighty times that time (its turn is that much larger); four players of the base game about 35 minutes.
+# mode five to eighty times that time (its turn is that much larger); four players of the base game about an hour.
 MOST_PLAYERS = {"original": 4}
 MOST_PLAYERS_ELSE = 3
 
@@ -47,7 +47,7 @@ JOB_SECONDS = {
         "direct-to-video-sequel": 900},
     3: {"original": 150, "big-summer-action-movie": 730, "santa-claus-meets-the-zombies": 1090,
         "direct-to-video-sequel": 12000},
-    4: {"original": 2100},
+    4: {"original": 3600},
 }
 
 

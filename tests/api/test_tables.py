@@ -29,7 +29,7 @@ from api import create_app, spec
 from api import tables as api_tables
 from tests.conftest import queued_on
 from workers.celery_app import create, using
-from workers.store import JobKey, Store
+from workers.store import JobKey, Key, Store
 from workers.tables import TableJob, job_id, join
 from workers.tasks import table_key
 
@@ -248,6 +248,18 @@ def test_a_job_in_process_from_start_to_end(client: FlaskClient, empty_store: Pa
     assert client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=2").status_code == 200
 
 
+def built_by_its_job(client: FlaskClient, key: Key) -> dict:
+    """The table `key` asked for (a 202 naming its job), its job followed to its end: the job's last status."""
+    first = client.post(f"/v1/tables/{key.mode}/jobs", json={"players": key.players})
+    assert first.status_code == 202 and first.headers["Location"] == f"/v1/jobs/{job_id(key)}"
+    deadline = time.time() + 300
+    while (job := client.get(first.headers["Location"]).get_json())["state"] in ("queued", "running") \
+            and time.time() < deadline:
+        time.sleep(0.2)
+    join(key)
+    return job
+
+
 def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_store: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The three-player table of the base game is a job of its own (embedded here), served whole as JSON and CSV:
@@ -257,13 +269,7 @@ def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_st
     monkeypatch.setattr(units, "CAP", 14)
     monkeypatch.setenv("ZOMBIE_ODDS_EMBEDDED_TABLES", "original,original:3")
     key = table_key("original", "before-draw", 3)
-    first = client.post("/v1/tables/original/jobs", json={"players": 3})
-    assert first.status_code == 202 and first.headers["Location"] == f"/v1/jobs/{job_id(key)}"
-    deadline = time.time() + 300
-    while (job := client.get(first.headers["Location"]).get_json())["state"] in ("queued", "running") \
-            and time.time() < deadline:
-        time.sleep(0.2)
-    join(key)
+    job = built_by_its_job(client, key)
     total = len(units.layers("original", "before-draw", 3)) + 1
     assert job["state"] == "succeeded" and job["progress"] == {"done": total, "total": total}, job
     r = client.get("/v1/tables/original?players=3")
@@ -318,14 +324,7 @@ def test_four_players_of_the_base_game_are_solved_exactly_by_a_job(client: Flask
     monkeypatch.setattr(units, "GOAL", 3)
     monkeypatch.setattr(units, "CAP", 9)
     monkeypatch.setenv("ZOMBIE_ODDS_EMBEDDED_TABLES", "original:4")
-    key = table_key("original", "before-draw", 4)
-    first = client.post("/v1/tables/original/jobs", json={"players": 4})
-    assert first.status_code == 202 and first.headers["Location"] == f"/v1/jobs/{job_id(key)}"
-    deadline = time.time() + 300
-    while (job := client.get(first.headers["Location"]).get_json())["state"] in ("queued", "running") \
-            and time.time() < deadline:
-        time.sleep(0.2)
-    join(key)
+    job = built_by_its_job(client, table_key("original", "before-draw", 4))
     assert job["state"] == "succeeded", job
     table, expected = client.get("/v1/tables/original?players=4").get_json(), solve_seats(4, goal=3, cap=9)
     assert (table["players"], table["model"], table["goal"], table["cap"]) == (4, "exact", 3, 9)
