@@ -34,7 +34,7 @@ from analysis.position import RECYCLE_VARIANTS
 from . import jobs
 from .celery_app import embedded
 from .shared import store
-from .store import ENGINE_VERSION, CorruptEntry, Key
+from .store import ENGINE_VERSION, CorruptEntry, EntryInfo, Key
 from .tasks import (
     BrokerUnavailable,
     job_status,
@@ -96,24 +96,35 @@ def stored(key: Key) -> tuple[dict[str, Any], str] | None:
         return None
 
 
-_solutions: dict[tuple[str, str], GameSolution | SeatsSolution] = {}
+# The solutions this process has read, by store and table: each with the entry's size and time of writing then
+# (`Store.info`, which every write changes: writes are renames or rows replaced) and its sha256.
+_solutions: dict[tuple[str, str], tuple[EntryInfo, GameSolution | SeatsSolution, str]] = {}
 _solutions_lock = threading.Lock()
 
 
 def load(key: Key) -> tuple[GameSolution | SeatsSolution, str] | None:
-    """The stored solution and its sha256, parsed once per process (and per version of the file).
+    """The stored solution and its sha256, read, checked and parsed once per process and per version of the entry.
 
-    The solution memoises the mid-turn sweeps it computes, so keeping one object per table matters
-    more than the parsing it saves.
+    Each question reads only the entry's size and time of writing (`Store.info`); the entry itself is read and
+    checked against its sha256 when they change. A four-player table is 16 MB of JSON, a second to read and check:
+    too long to pay on every question. The solution memoises the mid-turn sweeps it computes, so keeping one object
+    per table matters more than the parsing it saves.
     """
+    shelf = store()
+    info, name = shelf.info(key), (str(shelf), key.name)
+    if info is None:
+        return None
+    with _solutions_lock:
+        known = _solutions.get(name)
+    if known is not None and known[0] == info:
+        return known[1], known[2]
     entry = stored(key)
     if entry is None:
         return None
     data, digest = entry
+    solution = known[1] if known is not None and known[2] == digest else units.solution_from(data)
     with _solutions_lock:
-        solution = _solutions.get((key.name, digest))
-        if solution is None:
-            solution = _solutions[(key.name, digest)] = units.solution_from(data)
+        _solutions[name] = (info, solution, digest)
     return solution, digest
 
 

@@ -1,7 +1,7 @@
 """workers/tables.py: table jobs as the API and the CLI follow them: a job's id is its table's key (looked up, never
-parsed), the stored table is the truth (a succeeded job, parsed once per version), a record whose process is gone
-is a failed job, a server leaves the tables outside `ZOMBIE_ODDS_EMBEDDED_TABLES` to the workers, and a job asked for
-twice runs once. The solve itself is stubbed here: tests/api/test_tables.py and tests/workers/test_tasks.py run it.
+parsed), the stored table is the truth (a succeeded job, read and parsed once per version), a record whose process is
+gone is a failed job, a server leaves the tables outside `ZOMBIE_ODDS_EMBEDDED_TABLES` to the workers, and a job asked
+for twice runs once. The solve itself is stubbed here: tests/api/test_tables.py and tests/workers/test_tasks.py run it.
 """
 
 from __future__ import annotations
@@ -66,16 +66,22 @@ def test_a_stored_table_is_a_succeeded_job_and_a_corrupt_one_none(shelf: Store) 
     assert (shelf.root / f"{KEY.name}.corrupt").exists() and not path.exists()
 
 
-def test_a_stored_solution_is_parsed_once_per_version(shelf: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stored_solution_is_read_and_parsed_once_per_version(shelf: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question reads only the entry's size and time of writing: the entry (megabytes to read and check) is read
+    again once it was written again."""
     parsed: list[dict] = []
+    read: list[Key] = []
+    stored = tables.stored
     monkeypatch.setattr(tables.units, "solution_from", lambda data: parsed.append(data) or object())
+    monkeypatch.setattr(tables, "stored", lambda key: read.append(key) or stored(key))
     assert tables.load(KEY) is None
     digest = shelf.put(KEY, TABLE)
     first, sha = tables.load(KEY)
-    assert sha == digest and tables.load(KEY) == (first, digest) and parsed == [TABLE]
+    assert sha == digest and tables.load(KEY) == (first, digest) and parsed == [TABLE] and read == [KEY]
     newer = shelf.put(KEY, {**TABLE, "p_first_player_wins": 0.5})  # computed again
     second, sha = tables.load(KEY)
-    assert sha == newer and second is not first and len(parsed) == 2
+    assert sha == newer and second is not first and len(parsed) == 2 and read == [KEY, KEY]
+    assert tables.load(KEY) == (second, newer) and len(read) == 2
 
 
 def record(state: str, **fields: object) -> dict[str, object]:
