@@ -10,7 +10,7 @@ durable record in the store (tasks.py) every process reads alike:
 * with `REDIS_URL`, `start_table_job` hands the graph to the workers (who resume it after a fault);
 * embedded (no `REDIS_URL`: tasks run eagerly), a thread of this process runs it (`jobs.start`), holding the
   job's lock while it runs; a record that says "running" with its lock free was interrupted: the job is
-  reported failed, and submitting it again restarts it.
+  reported failed, and submitting it again resumes it from its last finished layer.
 
 Submitting to the workers takes the job's lock for a moment first, so that two processes asked at once start one
 job.

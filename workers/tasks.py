@@ -272,8 +272,9 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
                     job_id: str | None = None) -> str:
     """Start computing one table; returns the job id to follow with `job_status`.
 
-    A job already running for the same table is not started twice: its id is returned. Raises
-    ValueError for a table that cannot be computed, `BrokerUnavailable` when Redis is down.
+    A job already running for the same table is not started twice: its id is returned. A job started again under
+    the id of one that stopped goes on from its last finished layer (`_carried_over`). Raises ValueError for a
+    table that cannot be computed, `BrokerUnavailable` when Redis is down.
     """
     if no_table_reason(mode, players) is not None or variant not in VARIANTS:
         raise ValueError(no_table_reason(mode, players) or f"no table for variant {variant!r}")
@@ -287,6 +288,7 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
     record = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players,
               "split": split, "state": "running", "run": uuid.uuid4().hex, "done": 0, "total": len(layers) + 1}
     JobKey(record["id"])  # a safe id, or ValueError before anything is written
+    record.update(_carried_over(record))
     try:
         current_app.backend.store_result(record["id"], _meta(record), "PROGRESS")  # before the record: a
         _save(record)  # sweep never mistakes a job being started for a lost one
@@ -297,6 +299,25 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
             _save(record)
         raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
     return record["id"]
+
+
+def _carried_over(record: dict[str, Any]) -> dict[str, Any]:
+    """What a job started again under its id keeps of its earlier run: the layers it finished, when that run
+    stopped (interrupted, or failed) with the same table, split and checkpoints. Each stored layer is what any run
+    computes bit for bit, so the new run goes on from there; otherwise it starts at layer 0."""
+    earlier = _load(record["id"])
+    same = ("mode", "variant", "players", "split", "total")
+    if earlier is None or earlier["state"] not in ("running", "failed") or earlier["done"] == 0 or any(
+            earlier[k] != record[k] for k in same):
+        return {}
+    names = [layer_key(record["id"], record["mode"], record["variant"], record["players"], k)
+             for k in range(earlier["done"])]
+    if not all(name in store() for name in names):
+        return {}
+    why = earlier.get("error", "its process stopped")
+    return {"done": earlier["done"], "resumed": earlier.get("resumed", 0) + 1,
+            "detail": f"resumed from its last finished layer ({earlier['done']} of {record['total'] - 1}) "
+                      f"after {why}"}
 
 
 def _lost(record: dict[str, Any]) -> str | None:

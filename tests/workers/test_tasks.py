@@ -1,13 +1,16 @@
 """workers/tasks.py: the table graph of Celery tasks, in-process (the embedded default) and on a real worker over a
-real Redis (its progress reported, the table stored bit for bit), and a job whose worker died resumed once, saying
-so."""
+real Redis (its progress reported, the table stored bit for bit), a job whose worker died resumed once, saying
+so, and a job whose process was killed going on from its last finished layer when asked again."""
 
+import os
+import subprocess
+import sys
 import time
 from collections import Counter
 
 import redis
 
-from workers import app
+from workers import app, tables, tasks
 from workers.celery_app import create, using
 from workers.store import JobKey, Store
 from workers.tasks import job_status, layer_key, start_table_job, table_key
@@ -80,3 +83,45 @@ def test_a_job_whose_worker_died_is_resumed_once_and_says_so(store_dir):
             assert meta["detail"] == "resumed from its last finished layer (0 of 26) after its worker stopped"
     finally:
         client.flushdb()
+
+
+def test_a_job_whose_process_was_killed_goes_on_from_its_last_finished_layer(store_dir, monkeypatch):
+    """`zombie-odds tables build` is SIGKILLed once three layers are stored. Asked again, the job starts a new run
+    from the layers its checkpoints hold, solving none of them again, says so while it runs, and stores the table
+    bit for bit."""
+    env = {**os.environ, "ZOMBIE_ODDS_STORE": str(store_dir)}
+    env.pop("REDIS_URL", None)
+    build = subprocess.Popen([sys.executable, "-m", "api.cli", "tables", "build", "--mode", "original"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shelf, key = Store(store_dir), table_key("original", "before-draw", 2)
+    try:
+        deadline = time.time() + 300
+        while len(list(shelf.root.glob("layer--*"))) < 3 and time.time() < deadline:
+            assert build.poll() is None, "the build ended before it was killed"
+            time.sleep(0.02)
+    finally:
+        build.kill()
+        build.wait()
+    job = tables.job_id(key)
+    killed = shelf.get(JobKey(job))[0]
+    assert killed["state"] == "running" and killed["done"] >= 3
+    assert tables.status(key).error.startswith("interrupted")
+
+    asked, seen = [], []
+    known = tasks._known
+
+    def watched(job_id, mode, variant, players, layer):
+        asked.append(layer)
+        if len(asked) == 1:
+            seen.append(job_status(job_id)[1])
+        return known(job_id, mode, variant, players, layer)
+
+    monkeypatch.setattr(tasks, "_known", watched)
+    assert tables.submit("original").state == "queued"
+    tables.join(key, timeout=300)
+    assert tables.status(key).state == "succeeded"
+    assert min(asked) == killed["done"]  # (each unit asks for the values before its layer)
+    assert seen[0]["resumed"] == 1 and seen[0]["detail"] == (
+        f"resumed from its last finished layer ({killed['done']} of 26) after its process stopped")
+    data, _ = shelf.get(key)
+    assert data["seat1"] == [list(row) for row in solved_game("original").seat1]
