@@ -248,7 +248,7 @@ def _job(shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: floa
 def computing(key: Key) -> bool:
     """Whether a job of any process sharing the store computes the answer `key`: this process runs it (it may wait
     for its turn), or some process holds the answer's lock."""
-    return bool(jobs.running(key.name)) or store().busy(key)
+    return jobs.runs_here(key.name) or store().busy(key)
 
 
 def _compute_and_store(shelf: Store, key: Key, work: Callable[[], dict[str, Any]], after: float) -> dict[str, Any]:

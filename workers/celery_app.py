@@ -10,7 +10,7 @@ acknowledge late and are redelivered if their worker dies: after the visibility 
 unacknowledged message to another worker. That is too late for a table job, so every worker also
 sweeps for lost jobs (`ResumeLostJobs`) when it connects to the broker, again after each
 reconnection, and every `SWEEP_EVERY` seconds whatever the visibility timeout: a job whose worker
-died (its heartbeat stopped) resumes from its last finished layer within about two minutes
+died (its heartbeat stopped) resumes from its last finished layer within about a minute
 (workers/tasks.py). Calls to Redis fail fast (a few retries within about a second) so that an API
 request never hangs on it.
 """
@@ -27,7 +27,7 @@ from .schedule import beat_schedule
 
 __all__ = ["app", "create", "using", "embedded", "visibility_timeout", "SWEEP_EVERY"]
 
-SWEEP_EVERY = 20  # seconds between two sweeps for lost jobs on each worker
+SWEEP_EVERY = 10  # seconds between two sweeps for lost jobs on each worker
 
 FAIL_FAST = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 

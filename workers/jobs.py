@@ -35,7 +35,7 @@ from typing import TypeVar
 from .shared import store
 from .store import Store, held, try_lock
 
-__all__ = ["lock_path", "runs", "submit", "start", "running", "join", "exclusive", "serialised"]
+__all__ = ["lock_path", "runs", "submit", "start", "running", "runs_here", "join", "exclusive", "serialised"]
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +112,16 @@ def _run(job: str, future: Future[T], work: Callable[[], T], slots: threading.Se
         future.set_exception(error)
 
 
-def running(job: str | None = None) -> int:
-    """How many jobs this process runs now; with `job`, whether it runs that one (1 or 0)."""
+def running() -> int:
+    """How many jobs this process runs now."""
     with _jobs_lock:
-        return len(_jobs) if job is None else int(job in _jobs)
+        return len(_jobs)
+
+
+def runs_here(job: str) -> bool:
+    """Whether this process runs `job` now (`runs`: whether any process does, by its lock)."""
+    with _jobs_lock:
+        return job in _jobs
 
 
 def join(job: str, timeout: float | None = None) -> None:

@@ -61,25 +61,28 @@ def agree(turn: StoredBusTurn, exact, i: int, j: int, score: int) -> None:
     assert decision == exact.decision(j, score) or decision == "tie"
 
 
-@pytest.mark.parametrize("recycle", ["before-draw", "draw-then-recycle"])
-def test_base_game_values_are_within_their_bound_of_the_exact_ones(recycle: str) -> None:
-    turn = stored("original", recycle)
-    exact = exact_bus_turn("original", recycle, EXPECTED)
-    index = bus_table_for("original", recycle).index
-    for position in positions("original", 25, seed=3, recycle=recycle):
+def test_base_game_values_are_within_their_bound_of_the_exact_ones() -> None:
+    """Positions anywhere in the turn, against the whole turn solved exactly (before-draw; draw-then-recycle's
+    positions are held to the exact engine near the end of a turn, below, where the cup runs out most)."""
+    turn = stored("original")
+    exact = exact_bus_turn("original", "before-draw", EXPECTED)
+    index = bus_table_for("original", "before-draw").index
+    for position in positions("original", 25, seed=3):
         agree(turn, exact, turn.index(position.bus_state), index[position.bus_state], position.score)
 
 
-@pytest.mark.parametrize("mode", ["original", "big-summer-action-movie", "santa-claus-meets-the-zombies"])
-def test_values_and_distributions_near_the_end_of_a_turn_match_the_exact_ones(mode: str) -> None:
+@pytest.mark.parametrize(("mode", "recycle"), [("original", "before-draw"), ("original", "draw-then-recycle"),
+                                               ("big-summer-action-movie", "before-draw"),
+                                               ("santa-claus-meets-the-zombies", "before-draw")])
+def test_values_and_distributions_near_the_end_of_a_turn_match_the_exact_ones(mode: str, recycle: str) -> None:
     """The exact engine solves a position over the nodes it reaches (rooted): cheap two shotguns in, so that is
     where floats and fractions are held side by side, score distributions included (Big Summer's rescues and
     YIELD make cycles through lower scores; Santa's helmet caps the turn)."""
-    turn = stored(mode)
+    turn = stored(mode, recycle)
     checked = 0
-    for position in cheap_to_solve_exactly(positions(mode, 600, seed=4)):
+    for position in cheap_to_solve_exactly(positions(mode, 600, seed=4, recycle=recycle)):
         state = position.bus_state
-        exact = exact_bus_turn(mode, "before-draw", EXPECTED, state)
+        exact = exact_bus_turn(mode, recycle, EXPECTED, state)
         i, score = turn.index(state), position.score
         agree(turn, exact, i, 0, score)
         for action, c in turn.actions(i).items():

@@ -94,7 +94,7 @@ def test_a_job_submitted_while_it_runs_is_the_run_going_on() -> None:
         return "first"
 
     first = jobs.submit("one", first_run)
-    assert jobs.running() == 1 and jobs.running("one") == 1 and jobs.running("two") == 0
+    assert jobs.running() == 1 and jobs.runs_here("one") and not jobs.runs_here("two")
     again = jobs.submit("one", lambda: ran.append("second") or "second")
     assert again is first and not first.done()
     go.set()
@@ -105,7 +105,7 @@ def test_a_job_is_forgotten_as_it_ends_and_asked_again_runs_again() -> None:
     ran: list[int] = []
     first = jobs.submit("one", lambda: ran.append(1) or len(ran))
     assert first.result(10) == 1
-    assert jobs.running() == 0 and jobs.running("one") == 0  # (forgotten before its outcome is set)
+    assert jobs.running() == 0 and not jobs.runs_here("one")  # (forgotten before its outcome is set)
     second = jobs.submit("one", lambda: ran.append(2) or len(ran))
     assert second is not first and second.result(10) == 2 and ran == [1, 2]
     jobs.join("one", 10)  # (nothing runs: at once)

@@ -86,24 +86,29 @@ def test_a_job_whose_worker_died_is_resumed_once_and_says_so(store_dir):
 
 
 def test_a_job_whose_process_was_killed_goes_on_from_its_last_finished_layer(store_dir, monkeypatch):
-    """`zombie-odds tables build` is SIGKILLed once three layers are stored. Asked again, the job starts a new run
-    from the layers its checkpoints hold, solving none of them again, says so while it runs, and stores the table
-    bit for bit."""
+    """`zombie-odds tables build` is SIGKILLed once its record counts three layers done. Asked again, the job starts
+    a new run from the layers its checkpoints hold, solving none of them again, says so while it runs, and stores the
+    table bit for bit."""
     env = {**os.environ, "ZOMBIE_ODDS_STORE": str(store_dir)}
     env.pop("REDIS_URL", None)
     build = subprocess.Popen([sys.executable, "-m", "api.cli", "tables", "build", "--mode", "original"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shelf, key = Store(store_dir), table_key("original", "before-draw", 2)
+    job = tables.job_id(key)
+
+    def recorded() -> dict:
+        entry = shelf.get(JobKey(job))
+        return entry[0] if entry else {"done": 0}
+
     try:
         deadline = time.time() + 300
-        while len(list(shelf.root.glob("layer--*"))) < 3 and time.time() < deadline:
+        while recorded()["done"] < 3 and time.time() < deadline:
             assert build.poll() is None, "the build ended before it was killed"
             time.sleep(0.02)
     finally:
         build.kill()
         build.wait()
-    job = tables.job_id(key)
-    killed = shelf.get(JobKey(job))[0]
+    killed = recorded()
     assert killed["state"] == "running" and killed["done"] >= 3
     assert tables.status(key).error.startswith("interrupted")
 
