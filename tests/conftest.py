@@ -45,10 +45,11 @@ TESTS = Path(__file__).resolve().parent
 # The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the
 # order of the run (`--no-loadscope-reorder`: not by their numbers of tests), so that one of these taken last would
 # run alone at the end while the other processes idle.
-LONGEST = ("bus-turn-start", "test_faults", "test_schemathesis", "analysis/test_simulate", "api/test_docs",
-           "analysis/test_table", "analysis/game/test_seats", "analysis/test_exact", "analysis/test_budgets",
-           "analysis/game/test_kernel", "reports", "api/test_serving", "api/test_answers", "analysis/test_solutions",
-           "analysis/game/test_rules", "api/test_tables", "analysis/game/test_units", "analysis/game/test_many")
+LONGEST = ("bus-turn-start", "test_faults", "test_schemathesis", "analysis/game/test_seats", "api/test_docs",
+           "analysis/test_simulate", "analysis/test_table", "api/test_tables", "analysis/game/test_kernel",
+           "analysis/test_exact", "workers/test_tasks", "reports", "analysis/test_budgets", "api/test_serving",
+           "analysis/game/test_rules", "api/test_answers", "analysis/test_solutions", "analysis/game/test_many",
+           "analysis/game/test_units")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
