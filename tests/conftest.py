@@ -45,11 +45,10 @@ TESTS = Path(__file__).resolve().parent
 # The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the
 # order of the run (`--no-loadscope-reorder`: not by their numbers of tests), so that one of these taken last would
 # run alone at the end while the other processes idle.
-LONGEST = ("bus-turn-start", "test_faults", "test_schemathesis", "analysis/game/test_seats", "api/test_docs",
+LONGEST = ("bus-turn-start", "test_faults", "builder-busy", "analysis/game/test_seats", "api/test_docs",
            "analysis/test_simulate", "analysis/test_table", "api/test_tables", "analysis/game/test_kernel",
-           "analysis/test_exact", "workers/test_tasks", "reports", "analysis/test_budgets", "api/test_serving",
-           "analysis/game/test_rules", "api/test_answers", "analysis/test_solutions", "analysis/game/test_many",
-           "analysis/game/test_units")
+           "analysis/test_exact", "workers/test_tasks", "reports", "analysis/test_budgets", "analysis/game/test_rules",
+           "api/test_answers", "analysis/test_solutions", "analysis/game/test_many", "analysis/game/test_units")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -145,7 +144,8 @@ def no_builder_left() -> Iterator[None]:
 @contextmanager
 def builder_busy() -> Iterator[None]:
     """The background builder's lock of the solutions store in use, held: to every process a missing solution is
-    queued, and no question starts a build."""
+    queued, and no question starts a build. The modules that hold it form one group (``builder-busy``), run one after
+    the other: another process holding it meanwhile would find it taken."""
     with jobs.exclusive(solution_jobs.BUILDER, solution_jobs.store()) as mine:
         assert mine
         yield

@@ -35,6 +35,9 @@ from flask.testing import FlaskClient
 
 from tests.conftest import builder_busy
 
+# Modules that hold the background builder's lock (`builder_busy`) run in one process, one after the other.
+pytestmark = pytest.mark.xdist_group("builder-busy")  # (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 # The row the spreadsheet section describes: "With `green,red`, `green`, `red` and `1` in A2:D2 ... With `5,9` in

@@ -65,6 +65,9 @@ from workers.tasks import table_key
 
 from .games import solved_game
 
+# Modules that hold the background builder's lock (`builder_busy`) run in one process, one after the other.
+pytestmark = pytest.mark.xdist_group("builder-busy")  # (tests/conftest.py)
+
 REQUESTS: Counter[str] = Counter()
 PILES = ("footprints", "brains", "shotguns", "double_brains", "double_shotguns", "effects", "kept_out")
 BUS = ("school_bus", "bus_brains", "bus_shotguns", "riding", "bus_out")

@@ -31,6 +31,9 @@ from api.serving import Worker, options
 from tests.conftest import builder_busy
 from workers.store import held
 
+# Modules that hold the background builder's lock (`builder_busy`) run in one process, one after the other.
+pytestmark = pytest.mark.xdist_group("builder-busy")  # (tests/conftest.py)
+
 SLOW = "/v1/odds?school_bus=true&objective=reach:20"
 
 
