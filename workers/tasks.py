@@ -314,10 +314,14 @@ def _carried_over(record: dict[str, Any]) -> dict[str, Any]:
              for k in range(earlier["done"])]
     if not all(name in store() for name in names):
         return {}
-    why = earlier.get("error", "its process stopped")
-    return {"done": earlier["done"], "resumed": earlier.get("resumed", 0) + 1,
-            "detail": f"resumed from its last finished layer ({earlier['done']} of {record['total'] - 1}) "
-                      f"after {why}"}
+    return {"done": earlier["done"], **_resumed(earlier, earlier.get("error", "its process stopped"))}
+
+
+def _resumed(record: dict[str, Any], reason: str) -> dict[str, Any]:
+    """What a new run of a job that stopped at `record` says of itself: how often the job was resumed, and why."""
+    return {"resumed": record.get("resumed", 0) + 1,
+            "detail": f"resumed from its last finished layer ({record['done']} of {record['total'] - 1}) "
+                      f"after {reason}"}
 
 
 def _lost(record: dict[str, Any]) -> str | None:
@@ -367,10 +371,7 @@ def resume_lost_jobs() -> list[str]:
             if reason is None or not _claim(f"resume:{record['id']}"):
                 continue
             record.pop("stalled", None)
-            record["run"] = uuid.uuid4().hex
-            record["resumed"] = record.get("resumed", 0) + 1
-            record["detail"] = f"resumed from its last finished layer ({record['done']} of {record['total'] - 1}) " \
-                               f"after {reason}"
+            record.update(run=uuid.uuid4().hex, **_resumed(record, reason))
             _save(record)
             log.warning("resuming table job %s at layer %d of %d: %s", record["id"], record["done"],
                         record["total"] - 1, reason)
