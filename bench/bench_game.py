@@ -158,7 +158,6 @@ def main(argv: list[str] | None = None) -> None:
         for java in (False, True):
             if java:  # the Java simulator reaches positions no real turn does: compute every position
                 kernel_module.Layer.rows = lambda self, level: self.b - self.a
-                kernel_module.Layer.prefix = staticmethod(lambda mats, level: mats[-1])
                 kernel_for.cache_clear()
                 solve_game.cache_clear()
             p = _anchor_games(n, java, seed=2013 + java)

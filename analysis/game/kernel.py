@@ -1,4 +1,4 @@
-"""The vectorised sweep behind every game solver: one turn, many columns, values and slopes.
+"""The sweep behind every game solver: one turn, many columns, values and slopes.
 
 A *column* is one turn-ending problem: ``stop[T]`` is the value (a win probability) of ending the
 turn with ``T`` brains. The rules make a bust worth exactly what stopping with 0 brains is worth
@@ -19,6 +19,11 @@ pile), so at level ``T`` only a prefix of each layer is reachable, and only that
 column has a top level per block above which the caller has shown that every state of the block
 stops; a column that stops in every block at level ``T`` is not computed there at all (`sweep`): with
 ``Q_d[i] = sum_j P_d[i, j]``, its part of ``keep`` at ``T - d`` is ``Q_d[i] (stop[T] - S0)``.
+
+A level of a layer is one compiled step (`_layer`, numba): for each row, the rolls' sums over every column and
+slope at once, the decision and the new values, with no array made in between. A row's sum reads the rows its
+rolls lead to, each ``slopes x columns`` numbers in a row of memory, so the innermost loop is one vector
+multiply-add; the solvers spend nearly all their time there.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import threading
 from dataclasses import dataclass
 from functools import cache
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -37,22 +43,23 @@ __all__ = ["Kernel", "Sweep", "kernel_for", "sweep"]
 
 @dataclass(frozen=True, eq=False)
 class Layer:
-    """Rows ``a:b`` (sweep order) and the rolls from them, each matrix as row prefixes by level."""
+    """Rows ``a:b`` (sweep order) and the rolls from them, in the order the sweep adds them up: one CSR part per
+    brains shown, ``d = 1..max_delta`` (to level ``T + d``), then the rolls showing none (to earlier rows of level
+    ``T``), then those taking brains away (``d < 0``, to earlier blocks). ``ptr[p, i]:ptr[p, i + 1]`` are row
+    ``a + i``'s entries of part ``p`` in `to` (sweep positions) and `p`; a prefix of the rows is a prefix of each
+    part."""
 
     a: int
     b: int
     reach: np.ndarray  # reach[T]: rows of the layer reachable at level T (for T < len(reach); all above)
-    zero: tuple[sp.csr_matrix, ...] | None  # no-brain rolls, columns 0:a (earlier layers and blocks)
-    up: tuple[tuple[sp.csr_matrix, ...] | None, ...]  # rolls showing d = 1..max_delta brains, by d
-    up_sum: np.ndarray  # (max_delta, rows): each row's probability of showing d brains (row sums of `up`)
-    down: tuple[tuple[int, tuple[sp.csr_matrix, ...]], ...]  # rolls taking brains away: (d < 0, matrix)
+    deltas: np.ndarray  # (parts,): the brains each part's rolls show
+    ptr: np.ndarray  # (parts, rows + 1): where each row's entries of each part are, in `to` and `p`
+    to: np.ndarray
+    p: np.ndarray
+    up_sum: np.ndarray  # (max_delta, rows): each row's probability of showing d brains
 
     def rows(self, level: int) -> int:
         return int(self.reach[level]) if level < len(self.reach) else self.b - self.a
-
-    @staticmethod
-    def prefix(mats: tuple[sp.csr_matrix, ...], level: int) -> sp.csr_matrix:
-        return mats[min(level, len(mats) - 1)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,12 +93,13 @@ class Kernel:
         return max(self.table.max_delta, 0)
 
 
-def _prefixes(mat: sp.csr_matrix, reach: np.ndarray) -> tuple[sp.csr_matrix, ...]:
-    """Row prefixes of `mat` sharing its arrays: prefix ``t`` has ``reach[t]`` rows; the last is all."""
-    out = []
-    for rows in [*reach.tolist(), mat.shape[0]]:
-        out.append(sp.csr_matrix((mat.data, mat.indices, mat.indptr[: rows + 1]), shape=(rows, mat.shape[1])))
-    return tuple(out)
+def _parts(mats: list[sp.csr_matrix], deltas: list[int]) -> tuple[np.ndarray, ...]:
+    """The rows of `mats` (one matrix a part, the same rows) as one CSR store: `Layer`'s deltas, ptr, to, p."""
+    ptr = np.array([m.indptr for m in mats], dtype=np.int64).reshape(len(mats), -1)
+    ptr += np.cumsum([0] + [m.nnz for m in mats[:-1]], dtype=np.int64)[:, None]
+    to = np.concatenate([m.indices for m in mats]).astype(np.int64)
+    p = np.concatenate([m.data for m in mats]).astype(float)
+    return np.array(deltas, dtype=np.int64), ptr, to, p
 
 
 def _least_totals(table: Table) -> np.ndarray:
@@ -141,14 +149,11 @@ def kernel_for(mode: str, recycle: str) -> Kernel:
             if 0 in mats and mats[0][a:b, a:].nnz:
                 raise ValueError("a roll showing no brain does not lead to an earlier layer")
             reach = np.searchsorted(least[a:b], np.arange(least[a:b].max()), side="right")
-            zero = None
-            if 0 in mats and mats[0][a:b].nnz:
-                zero = _prefixes(mats[0][a:b, :a].tocsr(), reach)
             rows = [mats[d][a:b].tocsr() if d in mats else sp.csr_matrix((b - a, n)) for d in range(1, deltas + 1)]
-            up = tuple(_prefixes(m, reach) if m.nnz else None for m in rows)
             up_sum = np.array([np.asarray(m.sum(axis=1)).ravel() for m in rows]).reshape(deltas, b - a)
-            down = tuple((d, _prefixes(mats[d][a:b], reach)) for d in sorted(mats) if d < 0)
-            layers.append(Layer(a, b, reach, zero, up, up_sum, down))
+            shown = [*range(1, deltas + 1), *([0] if 0 in mats else []), *sorted(d for d in mats if d < 0)]
+            rows += [mats[d][a:b].tocsr() for d in shown[deltas:]]
+            layers.append(Layer(a, b, reach, *_parts(rows, shown), up_sum))
             a = b
         blocks.append(Block(lo, hi, float(bust[lo:hi].min()), tuple(layers)))
         lo = hi
@@ -213,73 +218,39 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     width = (tops.max(axis=0) >= np.arange(levels)[:, None]).sum(axis=1)
     n, start = kernel.n, kernel.start
     sizes = n * m * width
-    ends_at = np.cumsum(sizes)
-    buffer = _scratch(int(ends_at[-1]))  # u[T]: (states, value and slope, columns rolling at T)
-    u = [buffer[e - size:e].reshape(n, m, w) for e, size, w in zip(ends_at.tolist(), sizes.tolist(), width.tolist())]
+    at = np.cumsum(sizes) - sizes
+    buffer = _scratch(int(sizes.sum()))  # u[T]: (states, value and slope, columns rolling at T)
+    u = [buffer[e:e + size].reshape(n, m, w) for e, size, w in zip(at.tolist(), sizes.tolist(), width.tolist())]
     values = full is True  # value and roll arrays too, not only the decisions
-    if full:
-        rolls = np.zeros((top + 1, n, k), dtype=bool)
+    rolls = np.zeros((top + 1, n, k) if full else (0, 0, 0), dtype=bool)
     if values:
         roll = np.full((top + 1, n, k), np.nan)
         value = np.full((top + 1, n, k), np.nan)
+    fixed = np.ascontiguousarray(policy, dtype=np.int8) if policy is not None else np.zeros((0, 0, 0), np.int8)
+    ends = np.ascontiguousarray(ends)
+    stay = kernel.stay.ravel()
+    r = np.empty((max(layer.b - layer.a for block in kernel.blocks for layer in block.layers), m, k))
     for b, block in enumerate(kernel.blocks):
         lo, hi, block_top = block.lo, block.hi, int(tops[b].max())
         for level in range(block_top + 1, top + 1):  # levels no column of the block computes: all stop
             u[level][lo:hi] = ends[level, :, :width[level]]
+        block_tops = np.ascontiguousarray(tops[b])
         for level in range(block_top, -1, -1):
             c = int(width[level])
-            extra = np.flatnonzero(tops[b, :c] < level)  # computed, then reset: their positions stop
-            s = ends[level, :, :c]  # (m, c)
-            here_level = u[level]
             for layer in block.layers:
                 a, rows = layer.a, layer.rows(level)
                 if rows == 0:
                     continue
-                r = np.zeros((rows, m, c))
-                by_row = r.transpose(1, 2, 0)  # a view of r, rows innermost (fast for a few columns)
-                for d, mats in enumerate(layer.up, start=1):  # a column stopped at level + d is its stop value
-                    w = int(width[level + d])
-                    if mats is not None and w:
-                        r[:, :, :w] += (Layer.prefix(mats, level) @ u[level + d].reshape(n, m * w)).reshape(rows, m, w)
-                    if w < c:
-                        by_row[:, w:] += ends[level + d, :, w:c, None] * layer.up_sum[d - 1, :rows]
-                flat = r.reshape(rows, m * c)
-                if layer.zero is not None:
-                    flat += Layer.prefix(layer.zero, level) @ here_level[:a].reshape(a, m * c)
-                for d, mats in layer.down:
-                    flat += Layer.prefix(mats, level) @ _narrow(u[max(level + d, 0)], c, lo)
-                keep = r * kernel.stay[a:a + rows]
-                dest = here_level[a:a + rows]
-                here = start - a if a <= start < a + rows else None
-                if policy is None and not (slopes or full):
-                    go = None
-                    np.maximum(keep[:, 0], s[0], out=dest[:, 0])
-                else:
-                    go = keep[:, 0] >= s[0]
-                    if policy is not None:
-                        fixed = policy[level, a:a + rows, :c]
-                        go = np.where(fixed < 0, go, fixed > 0)
-                    if here is not None:
-                        go[here] = True  # the first roll of a turn is compulsory
-                    if policy is None:
-                        np.maximum(keep[:, 0], s[0], out=dest[:, 0])  # = where(go, keep, s), faster
-                    else:
-                        dest[:, 0] = np.where(go, keep[:, 0], s[0])
-                    if slopes:
-                        dest[:, 1:] = np.where(go[:, None], keep[:, 1:], s[1:])
-                if here is not None:
-                    dest[here] = keep[here]
-                if len(extra):
-                    dest[:, :, extra] = s[None, :, extra]
-                if full:
-                    rolls[level, a:a + rows, :c] = go
-                    rolls[level, a:a + rows, extra] = False
+                _layer(buffer, at, width, level, c, a, rows, layer.deltas, layer.ptr, layer.to, layer.p, layer.up_sum,
+                       ends, stay, block_tops, start - a, fixed, rolls, r)
                 if values:
+                    go, s = rolls[level, a:a + rows, :c], ends[level, 0, :c]
                     shift = base[by_top[:c]]
-                    stay_value = r[:, 0] + kernel.loop[a:a + rows, 0] * s[0]  # rolling once, when stopping is best
-                    roll[level, a:a + rows, :c] = np.where(go, keep[:, 0], stay_value) + shift
-                    roll[level, a:a + rows, extra] = np.nan
-                    value[level, a:a + rows, :c] = dest[:, 0] + shift
+                    stay_value = r[:rows, 0, :c] + kernel.loop[a:a + rows, 0] * s  # rolling once, when stopping is best
+                    keep = r[:rows, 0, :c] * kernel.stay[a:a + rows, 0]
+                    roll[level, a:a + rows, :c] = np.where(go, keep, stay_value) + shift
+                    roll[level, a:a + rows, :c][:, block_tops[:c] < level] = np.nan
+                    value[level, a:a + rows, :c] = u[level][a:a + rows, 0] + shift
     start_u = np.empty((top + 1, m, k))
     for level in range(top + 1):
         w = int(width[level])
@@ -298,6 +269,74 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     )
 
 
+@numba.njit(cache=True, nogil=True)
+def _layer(u, at, width, level, c, a, rows, deltas, ptr, to, p, up_sum, ends, stay, tops, here, policy, rolls,
+           r):  # pragma: no cover
+    """Level `level` of a layer's first `rows` rows, for the `c` columns rolling there (`sweep`), into `u` (every
+    level's ``(n, m, width)`` array, flat, the level's at ``at[level]``); each row's sum of rolls into `r`.
+
+    Each part of the rolls is summed on its own from 0, entry by entry in stored order, then added to the row's
+    sum, parts in order, a column at a time: so a column's numbers depend on it alone, and on no batch."""
+    m = ends.shape[1]
+    part = np.empty(m * c)
+    go = np.empty(c, dtype=np.bool_)
+    fixes, full = policy.shape[0] > 0, rolls.shape[0] > 0
+    for i in range(rows):
+        row = r[i]
+        for j in range(m):
+            line = row[j]
+            for col in range(c):
+                line[col] = 0.0
+        for q in range(len(deltas)):
+            d = deltas[q]
+            source = max(level + d, 0)
+            wide = width[source]
+            w = min(wide, c)
+            first, last = ptr[q, i], ptr[q, i + 1]
+            if last > first and w > 0:
+                x, base = p[first], at[source] + to[first] * m * wide
+                for j in range(m):  # the first entry, as it adds to 0 (but for the sign of a zero)
+                    src, dst = u[base + j * wide:base + j * wide + w], part[j * w:(j + 1) * w]
+                    for col in range(w):
+                        dst[col] = x * src[col]
+                for e in range(first + 1, last):  # (slices: the loops over one compile to vector instructions)
+                    x, base = p[e], at[source] + to[e] * m * wide
+                    if w == wide:  # the source's row is m * w numbers in a row
+                        src = u[base:base + m * w]
+                        for t in range(m * w):
+                            part[t] += x * src[t]
+                    else:
+                        for j in range(m):
+                            src, dst = u[base + j * wide:base + j * wide + w], part[j * w:(j + 1) * w]
+                            for col in range(w):
+                                dst[col] += x * src[col]
+                for j in range(m):
+                    line, summed = row[j], part[j * w:(j + 1) * w]
+                    for col in range(w):
+                        line[col] += summed[col]
+            if d > 0:  # a column stopped at level + d is its stop value there
+                shown = up_sum[d - 1, i]
+                for j in range(m):
+                    line, end = row[j], ends[level + d, j]
+                    for col in range(w, c):
+                        line[col] += end[col] * shown
+        keep = stay[a + i]  # 1 / (1 - self-loop): rolling on until something else shows
+        value, stop = row[0], ends[level, 0]
+        for col in range(c):
+            go[col] = value[col] * keep >= stop[col]
+            if fixes and policy[level, a + i, col] >= 0:
+                go[col] = policy[level, a + i, col] > 0
+            go[col] = (go[col] or i == here) and tops[col] >= level  # the first roll of a turn is compulsory;
+            # above its top in this block a column is computed, then reset: it stops
+        dest = at[level] + (a + i) * m * c
+        for j in range(m):
+            out, end, line = u[dest + j * c:dest + (j + 1) * c], ends[level, j], row[j]
+            for col in range(c):
+                out[col] = line[col] * keep if go[col] else end[col]
+        if full:
+            rolls[level, a + i, :c] = go
+
+
 _thread = threading.local()
 
 
@@ -308,14 +347,3 @@ def _scratch(size: int) -> np.ndarray:
     if buffer is None or len(buffer) < size:
         buffer = _thread.buffer = np.empty(size)
     return buffer[:size]
-
-
-def _narrow(level: np.ndarray, c: int, rows: int) -> np.ndarray:
-    """``level[:, :, :c]`` as the contiguous ``(n, m * c)`` operand of a product (only its first `rows`
-    rows are read: a roll that takes brains away leads to an earlier block)."""
-    n, m, w = level.shape
-    if w == c:
-        return level.reshape(n, m * c)
-    out = np.empty((n, m, c))
-    out[:rows] = level[:rows, :, :c]
-    return out.reshape(n, m * c)
