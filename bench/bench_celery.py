@@ -1,17 +1,17 @@
 """Benchmark of a table job on real Celery workers over Redis: two workers against one, and one process.
 
     PYTHONPATH=. .venv/bin/python bench/bench_celery.py [--mode original] [--recycle before-draw] [--players 2]
-        [--redis redis://127.0.0.1:6379/13] [--runs 2]
+        [--redis redis://127.0.0.1:6379/13] [--runs 2] [--units 1]
 
 For 1 and then 2 worker processes (``celery -A workers worker --pool solo``: one task at a time per process,
 so two workers are two cores at most), each on its own temporary store: a first job (the mode's two-player
 table) warms the workers up (each builds the mode's transition table once, as a long-running worker does),
 then ``--runs`` more jobs of the same table (its stored table and job record removed first) are timed from
 `start_table_job` to SUCCESS (`job_status` polled every 20 ms). The job graph is the one the API starts
-(workers/tasks.py: the units of a layer are a chord's header, `split` units per layer). Beside the wall time
-it reports the CPU time the workers spent (user + system, from /proc, before and after), and the in-process
-solve (`solve_game`, `solve_seats` for more players) for comparison, wall and CPU. The machine is shared: CPU
-time says how much work was done, wall time how long a user waited.
+(workers/tasks.py: the units of a layer are a chord's header, `split` units per layer, ``--units`` per worker).
+Beside the wall time it reports the CPU time the workers spent (user + system, from /proc, before and after), and
+the in-process solve (`solve_game`, `solve_seats` for more players) for comparison, wall and CPU. The machine is
+shared: CPU time says how much work was done, wall time how long a user waited.
 
 Uses the Redis database given (flushed before and after): never the tests' database 15.
 """
@@ -68,7 +68,7 @@ def _job(mode: str, recycle: str, players: int, store: Path, split: int) -> floa
     return elapsed
 
 
-def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs: int,
+def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs: int, per_worker: int = 1,
              ) -> tuple[list[float], list[float]]:
     """(wall times, worker CPU times) of `runs` warm jobs on `workers` worker processes."""
     client = redis.Redis.from_url(url)
@@ -83,7 +83,7 @@ def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs
             walls, cpus = [], []
             for _ in range(runs):
                 before = sum(_cpu(p.pid) for p in procs)
-                walls.append(_job(mode, recycle, players, store, workers))
+                walls.append(_job(mode, recycle, players, store, workers * per_worker))
                 cpus.append(sum(_cpu(p.pid) for p in procs) - before)
             return walls, cpus
     finally:
@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--units", type=int, default=1, help="units of a layer per worker")
     args = parser.parse_args(argv)
     if args.redis.rstrip("/").endswith("/15"):
         parser.error("database 15 belongs to the tests")
@@ -124,11 +125,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  one process, in process       {walls[best]:7.2f} s wall {cpus[best]:7.2f} s CPU")
     results = {}
     for n in (1, 2):
-        w, c = _measure(n, args.mode, args.recycle, args.players, args.redis, args.runs)
+        w, c = _measure(n, args.mode, args.recycle, args.players, args.redis, args.runs, args.units)
         k = min(range(len(w)), key=w.__getitem__)
         results[n] = w[k]
-        print(f"  {n} Celery worker{'s' if n > 1 else ' '} (split {n})     {w[k]:7.2f} s wall {c[k]:7.2f} s CPU "
-              f"(workers)   runs: {', '.join(f'{x:.2f}' for x in w)}")
+        print(f"  {n} Celery worker{'s' if n > 1 else ' '} (split {n * args.units})     {w[k]:7.2f} s wall "
+              f"{c[k]:7.2f} s CPU (workers)   runs: {', '.join(f'{x:.2f}' for x in w)}")
     print(f"  two workers against one: {results[1] / results[2]:.2f}x; against one process: "
           f"{walls[best] / results[2]:.2f}x")
 

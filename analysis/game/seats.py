@@ -388,9 +388,17 @@ class _Solver:
         return self.onehot[target] if isinstance(target, int) else self.values[target]
 
     def table(self, spot: Spot, cycle: np.ndarray | None = None) -> np.ndarray:
-        """``(levels, n)``: every seat's value of ending the turn with ``T`` brains (`cycle`: for ``T = 0``)."""
-        return np.array([self.outcome(target) if t or cycle is None else cycle
-                         for t, target in enumerate(self.game.outcomes(spot, self.levels))])
+        """``(levels, n)``: every seat's value of ending the turn with ``T`` brains (`cycle`: for ``T = 0``). From
+        the least total at which the mover wins outright, it wins at every higher total too (each lead over it only
+        grows), so those rows are its win."""
+        out = np.empty((self.levels, self.game.n))
+        mover = self.game.mover(spot)
+        for t, target in enumerate(self.game.outcomes(spot, self.levels)):
+            if target == mover:
+                out[t:] = self.onehot[mover]
+                break
+            out[t] = self.outcome(target) if t or cycle is None else cycle
+        return out
 
     def solve(self, spots: list[Spot], tables: list[np.ndarray], back: list[np.ndarray] | None = None,
               others: bool = True) -> tuple[np.ndarray, np.ndarray]:
