@@ -50,7 +50,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .kernel import Kernel, sweep
+from .kernel import Kernel, fixed_policy, sweep
 
 __all__ = ["GOAL", "CAP", "OPTIMAL", "Player", "Values", "phase", "stop_values", "certain_tops", "solve_tiebreak",
            "solve_total", "pairs_of"]
@@ -169,14 +169,7 @@ def _columns(kernel: Kernel, v: Values, specs: list[tuple[int, int, int]], playe
     tops = np.array(tops).T
     levels = int(tops.max()) + 1 + kernel.max_delta
     stop = np.stack([stop_values(v, *spec, levels) for spec in specs], axis=1)
-    policy = None
-    if any(f is not None for f in fixed):
-        policy = np.full((int(tops.max()) + 1, kernel.n, len(specs)), -1, dtype=np.int8)
-        for c, rolls in enumerate(fixed):
-            if rolls is not None:
-                policy[:, :, c] = 0
-                policy[: len(rolls), :, c] = rolls[: len(policy)]
-    return stop, tops, policy
+    return stop, tops, fixed_policy(kernel, fixed, int(tops.max()) + 1)
 
 
 def solve_tiebreak(kernel: Kernel, cap: int = CAP, goal: int = GOAL, players: Players = OPTIMAL,

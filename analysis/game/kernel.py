@@ -38,7 +38,7 @@ import scipy.sparse as sp
 
 from ..table import Table, table_for
 
-__all__ = ["Kernel", "Sweep", "kernel_for", "sweep"]
+__all__ = ["Kernel", "Sweep", "kernel_for", "sweep", "fixed_policy"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,8 +213,6 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
         ends[:, 1:] = dstop - dstop[0]
     by_top = np.argsort(-tops.max(axis=0), kind="stable")  # sorted position -> column
     tops, ends = tops[:, by_top], ends[:, :, by_top]
-    if policy is not None:
-        policy = policy[..., by_top]
     width = (tops.max(axis=0) >= np.arange(levels)[:, None]).sum(axis=1)
     n, start = kernel.n, kernel.start
     sizes = n * m * width
@@ -226,7 +224,7 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     if values:
         roll = np.full((top + 1, n, k), np.nan)
         value = np.full((top + 1, n, k), np.nan)
-    fixed = np.ascontiguousarray(policy, dtype=np.int8) if policy is not None else np.zeros((0, 0, 0), np.int8)
+    fixed = np.zeros((0, 0, 0), np.int8) if policy is None else np.moveaxis(np.asarray(policy, dtype=np.int8), -1, 0)
     ends = np.ascontiguousarray(ends)
     stay = kernel.stay.ravel()
     r = np.empty((max(layer.b - layer.a for block in kernel.blocks for layer in block.layers), m, k))
@@ -242,7 +240,7 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
                 if rows == 0:
                     continue
                 _layer(buffer, at, width, level, c, a, rows, layer.deltas, layer.ptr, layer.to, layer.p, layer.up_sum,
-                       ends, stay, block_tops, start - a, fixed, rolls, r)
+                       ends, stay, block_tops, start - a, fixed, by_top, rolls, r)
                 if values:
                     go, s = rolls[level, a:a + rows, :c], ends[level, 0, :c]
                     shift = base[by_top[:c]]
@@ -269,9 +267,24 @@ def sweep(kernel: Kernel, stop: np.ndarray, tops: np.ndarray, dstop: np.ndarray 
     )
 
 
+def fixed_policy(kernel: Kernel, rolls: list[np.ndarray | None], levels: int) -> np.ndarray | None:
+    """`sweep`'s `policy` for levels ``0..levels - 1``: a column whose player follows a fixed policy rolls where
+    ``rolls[c][T, i]`` (sweep order; it stops at levels past its length), one that optimises has None (-1); None if
+    every column optimises. It is a view of a ``(columns, levels, n)`` array: a column's decisions in a row of
+    memory, as they are written here and read by the sweep."""
+    if all(r is None for r in rolls):
+        return None
+    policy = np.full((len(rolls), levels, kernel.n), -1, dtype=np.int8)
+    for c, r in enumerate(rolls):
+        if r is not None:
+            policy[c] = 0
+            policy[c, :len(r)] = r[:levels]
+    return np.moveaxis(policy, 0, -1)
+
+
 @numba.njit(cache=True, nogil=True)
-def _layer(u, at, width, level, c, a, rows, deltas, ptr, to, p, up_sum, ends, stay, tops, here, policy, rolls,
-           r):  # pragma: no cover
+def _layer(u, at, width, level, c, a, rows, deltas, ptr, to, p, up_sum, ends, stay, tops, here, policy, column,
+           rolls, r):  # pragma: no cover
     """Level `level` of a layer's first `rows` rows, for the `c` columns rolling there (`sweep`), into `u` (every
     level's ``(n, m, width)`` array, flat, the level's at ``at[level]``); each row's sum of rolls into `r`.
 
@@ -324,8 +337,8 @@ def _layer(u, at, width, level, c, a, rows, deltas, ptr, to, p, up_sum, ends, st
         value, stop = row[0], ends[level, 0]
         for col in range(c):
             go[col] = value[col] * keep >= stop[col]
-            if fixes and policy[level, a + i, col] >= 0:
-                go[col] = policy[level, a + i, col] > 0
+            if fixes and policy[column[col], level, a + i] >= 0:  # (the policy's columns in the caller's order)
+                go[col] = policy[column[col], level, a + i] > 0
             go[col] = (go[col] or i == here) and tops[col] >= level  # the first roll of a turn is compulsory;
             # above its top in this block a column is computed, then reset: it stops
         dest = at[level] + (a + i) * m * c

@@ -62,7 +62,7 @@ import numpy as np
 import scipy.optimize
 
 from .duel import CAP, GOAL, solve_tiebreak
-from .kernel import Kernel, Sweep, kernel_for, sweep
+from .kernel import Kernel, Sweep, fixed_policy, kernel_for, sweep
 from .rules import Rule, parse_rule
 from .solution import GameDecision
 
@@ -425,7 +425,8 @@ class _Solver:
                     tops[:, c] = rule[0]
             for part in _chunks(kernel, tops, 1 + len(slopes[0])):
                 out = sweep(kernel, stop[:, part], tops[:, part], None if dstop is None else dstop[:, :, part],
-                            _policy(kernel, [ruled[c] for c in part.tolist()], int(tops[:, part].max()) + 1))
+                            fixed_policy(kernel, [None if ruled[c] is None else ruled[c][1] for c in part.tolist()],
+                                         int(tops[:, part].max()) + 1))
                 for c, at in enumerate(part.tolist()):
                     k = group[at]
                     values[k, movers[k]] = out.start[0, c]
@@ -600,19 +601,6 @@ def _rules(rules: tuple[tuple[int, str], ...]) -> dict[int, Rule]:
     if any(rule.kind != "stop-at" for rule in out.values()):
         raise ValueError("with more than two players a seat's rule is stop-at:N,S (ahead-by reads a two-player game)")
     return out
-
-
-def _policy(kernel: Kernel, ruled: list[tuple[np.ndarray, np.ndarray] | None], levels: int) -> np.ndarray | None:
-    """kernel.sweep's fixed decisions, levels ``0..levels - 1``, for columns of seats that follow a rule (-1: the
-    others optimise)."""
-    if all(rule is None for rule in ruled):
-        return None
-    policy = np.full((levels, kernel.n, len(ruled)), -1, dtype=np.int8)
-    for c, rule in enumerate(ruled):
-        if rule is not None:
-            policy[:, :, c] = 0
-            policy[: len(rule[1]), :, c] = rule[1][:levels]
-    return policy
 
 
 def _tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
