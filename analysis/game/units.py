@@ -29,8 +29,8 @@ __all__ = ["MOST_PLAYERS", "MOST_PLAYERS_ELSE", "exact_players", "no_table_reaso
 
 # The most players whose table is solved exactly, as a job: three in every mode, four in the base game (a mode named
 # here); more players are the reduced model's (many.py), derived from the two-player table. What they cost
-# (bench/README.md, `JOB_SECONDS`): three players of the base game about 150 s of CPU and 1.2 GB, of a Double Feature
-# mode five to eighty times that time (its turn is that much larger); four players of the base game about an hour.
+# (bench/README.md, `JOB_SECONDS`): three players of the base game about 65 s of CPU and 1.3 GB, of a Double Feature
+# mode six to two hundred times that time (its turn is that much larger); four players of the base game 24 minutes.
 MOST_PLAYERS = {"original": 4}
 MOST_PLAYERS_ELSE = 3
 
@@ -43,11 +43,11 @@ def exact_players(mode: str) -> range:
 # About how long each table's job takes on one core of a 2-core machine, in seconds, by players and mode (its CPU time:
 # bench/README.md; the sequel's three players projected from a smaller game): what a client waiting for it is told.
 JOB_SECONDS = {
-    2: {"original": 10, "big-summer-action-movie": 120, "santa-claus-meets-the-zombies": 300,
+    2: {"original": 5, "big-summer-action-movie": 25, "santa-claus-meets-the-zombies": 50,
         "direct-to-video-sequel": 900},
-    3: {"original": 150, "big-summer-action-movie": 730, "santa-claus-meets-the-zombies": 1090,
+    3: {"original": 70, "big-summer-action-movie": 390, "santa-claus-meets-the-zombies": 1050,
         "direct-to-video-sequel": 12000},
-    4: {"original": 3600},
+    4: {"original": 1450},
 }
 
 
