@@ -338,6 +338,7 @@ def test_a_worker_killed_mid_job_with_default_settings_is_resumed_within_minutes
     assert done["state"] == "succeeded", done
     assert any(d and d.startswith("resumed from its last finished layer") and d.endswith("after its worker stopped")
                for d in details), details
+    assert done["detail"] in details  # a job that succeeded after a resume keeps saying so
     log = fleet.log("w2")
     assert f"resuming table job {job_id} at layer" in log, log[-2000:]
     assert f"solve_unit[{killed}]" not in log  # not redelivered (that takes an hour): resumed instead

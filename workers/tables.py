@@ -65,7 +65,8 @@ class TableJob:
     sha256: str | None = None
     p_first_player_wins: float | None = None
     error: str | None = None
-    # why a job in progress does not move (the job queue is unreachable), or that it was resumed and why
+    # why a job in progress does not move (the job queue is unreachable), or that it was resumed and why (kept
+    # once it succeeded)
     detail: str | None = None
 
     @property
@@ -132,13 +133,13 @@ def _total(key: Key) -> int:
     return len(units.layers(key.mode, key.variant, key.players)) + 1  # the layers, then storing the table
 
 
-def _succeeded(key: Key) -> TableJob | None:
+def _succeeded(key: Key, detail: str | None = None) -> TableJob | None:
     entry = stored(key)
     if entry is None:
         return None
     data, digest = entry
     total = _total(key)
-    return TableJob(job_id(key), key, "succeeded", total, total, digest, data["p_first_player_wins"])
+    return TableJob(job_id(key), key, "succeeded", total, total, digest, data["p_first_player_wins"], detail=detail)
 
 
 def _in_progress(key: Key, done: int, total: int, detail: str | None = None) -> TableJob:
@@ -152,10 +153,10 @@ def _failed(key: Key, error: str, done: int = 0) -> TableJob:
 # -- status ---------------------------------------------------------------------------------------
 def status(key: Key) -> TableJob | None:
     """Where the job of `key` stands, or None if there is no such job (never submitted, or forgotten)."""
-    done = _succeeded(key)
+    state, meta = job_status(job_id(key))
+    done = _succeeded(key, meta.get("detail") if state == "SUCCESS" else None)  # (the job's, if it was resumed)
     if done is not None:
         return done
-    state, meta = job_status(job_id(key))
     if state == "PENDING":
         return _in_progress(key, 0, _total(key)) if embedded() and jobs.runs(job_id(key)) else None
     if state == "FAILURE":

@@ -238,7 +238,6 @@ def _finish(record: dict[str, Any]) -> dict[str, Any]:
     solution = units.assemble(mode, variant, _known(record["id"], mode, variant, players, record["done"]))
     key = table_key(mode, variant, players)
     digest = store().put(key, solution.to_dict())
-    record.pop("detail", None)
     record.update(state="done", done=record["total"],
                   summary={"key": key.name, "sha256": digest, "p_first_player_wins": solution.p_first_player_wins})
     _save(record)
@@ -399,7 +398,7 @@ def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
 
     PROGRESS with `done`/`total` layers; SUCCESS with the stored table's `key`, `sha256` and
     `p_first_player_wins`; FAILURE with `error`; PENDING (empty meta) for an unknown id. A job in
-    progress that was resumed says so (`resumed`: how often, and why in `detail`); while Redis is
+    progress or done that was resumed says so (`resumed`: how often, and why in `detail`); while Redis is
     unreachable it also says `broker: unavailable` and why, in `detail`: it resumes from its last
     finished layer when Redis is back.
     """
@@ -407,12 +406,12 @@ def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
     if record is None:
         return "PENDING", {}
     meta = _meta(record)
+    if record.get("resumed"):
+        meta.update(resumed=record["resumed"], detail=record["detail"])
     if record["state"] == "done":
         return "SUCCESS", {**meta, **record["summary"]}
     if record["state"] == "failed":
         return "FAILURE", {**meta, "error": record["error"]}
-    if record.get("resumed"):
-        meta.update(resumed=record["resumed"], detail=record["detail"])
     down = _broker_down()
     if down:
         meta.update(broker="unavailable", detail=f"the job queue (Redis) is unavailable ({down}); the job resumes "

@@ -87,8 +87,8 @@ def test_a_job_whose_worker_died_is_resumed_once_and_says_so(store_dir):
 
 def test_a_job_whose_process_was_killed_goes_on_from_its_last_finished_layer(store_dir, monkeypatch):
     """`zombie-odds tables build` is SIGKILLed once its record counts three layers done. Asked again, the job starts
-    a new run from the layers its checkpoints hold, solving none of them again, says so while it runs, and stores the
-    table bit for bit."""
+    a new run from the layers its checkpoints hold, solving none of them again, says so while it runs and once it is
+    done, and stores the table bit for bit."""
     env = {**os.environ, "ZOMBIE_ODDS_STORE": str(store_dir)}
     env.pop("REDIS_URL", None)
     build = subprocess.Popen([sys.executable, "-m", "api.cli", "tables", "build", "--mode", "original"], env=env,
@@ -126,7 +126,8 @@ def test_a_job_whose_process_was_killed_goes_on_from_its_last_finished_layer(sto
     tables.join(key, timeout=300)
     assert tables.status(key).state == "succeeded"
     assert min(asked) == killed["done"]  # (each unit asks for the values before its layer)
-    assert seen[0]["resumed"] == 1 and seen[0]["detail"] == (
-        f"resumed from its last finished layer ({killed['done']} of 26) after its process stopped")
+    resumed = f"resumed from its last finished layer ({killed['done']} of 26) after its process stopped"
+    assert seen[0]["resumed"] == 1 and seen[0]["detail"] == resumed
+    assert tables.status(key).detail == resumed  # and it still says so once it succeeded
     data, _ = shelf.get(key)
     assert data["seat1"] == [list(row) for row in solved_game("original").seat1]
