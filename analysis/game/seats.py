@@ -401,16 +401,15 @@ class _Solver:
         return out
 
     def solve(self, spots: list[Spot], tables: list[np.ndarray], back: list[np.ndarray] | None = None,
-              others: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """Each spot's vector of values (the mover's alone unless `others`), and the expectation of `back` (per
-        spot, by turn total) under its policy.
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Each spot's vector of values, and the expectation of `back` (per spot, by turn total) under its policy.
 
         One column per spot, carrying one slope per seat whose outcomes are not all 0, but the mover (the column's
         value) and one other (the values sum to 1: someone wins), and one for `back`. Spots with as many slopes
         are swept together."""
         n, kernel = self.game.n, self.kernel
         movers = [self.game.mover(s) for s in spots]
-        seats = [[j for j in range(n) if j != m and t[:, j].any()] if others else [] for t, m in zip(tables, movers)]
+        seats = [[j for j in range(n) if j != m and t[:, j].any()] for t, m in zip(tables, movers)]
         values = np.zeros((len(spots), n))
         ends = np.zeros(len(spots))
         for width in sorted({len(j[:-1]) for j in seats}):
@@ -470,25 +469,37 @@ class _Solver:
         raise ArithmeticError(f"the tie-break of seats {seats} did not converge")
 
     def guess(self, spot: Normal) -> np.ndarray:
-        """A first guess of a normal spot's values from solved ones of larger totals: the line through the two
-        nearest with one seat's score raised (the seat furthest from the goal), else the nearest, else even."""
+        """A first guess of a normal spot's values from solved ones of larger totals: the polynomial through the
+        nearest (up to three) with one seat's score raised, the seat furthest from the goal (a parabola guesses
+        five times closer than a line, and a closer guess saves steps), else even."""
         scores, m = spot.scores, spot.mover
         k = int(np.argmin(scores))
-        up = [Normal(scores[:k] + (scores[k] + d,) + scores[k + 1:], m) for d in (1, 2)]
-        if all(u in self.values for u in up):
-            x = np.clip(2 * self.values[up[0]] - self.values[up[1]], 0, 1)
-            return x / x.sum()
-        return self.values[up[0]] if up[0] in self.values else np.full(self.game.n, 1 / self.game.n)
+        known = []
+        for d in (1, 2, 3):
+            up = Normal(scores[:k] + (scores[k] + d,) + scores[k + 1:], m)
+            if up not in self.values:
+                break
+            known.append(self.values[up])
+        if not known:
+            return np.full(self.game.n, 1 / self.game.n)
+        x = np.clip(sum(w * v for w, v in zip(_EXTRAPOLATE[len(known) - 1], known)), 0, 1)
+        return x / x.sum()
 
     def normal(self, groups: list[tuple[Normal, ...]]) -> None:
         """Score tuples of one total: each a cycle of `n` movers through turns that end with 0, solved by policy
-        iteration (module docstring). Once a step moves the values by less than `CHECK_BELOW`, the next is a check:
-        the movers' own values alone under the last values, which the last step's policies give back (to within
-        `RESIDUAL_TOL`) unless a policy changed; if one did, another full step."""
+        iteration (module docstring). Every step but the first (from a guess: its policies nearly always change), and
+        a first that moves the values by less than `CHECK_BELOW`, is followed by a check: every seat's values under the
+        policies best against the last values, which give those values back (to within `RESIDUAL_TOL`) unless a
+        policy changed; if one did, another full step. A check leaves out a step's chance of a turn ending with 0 (two
+        numbers a column, not three, for three players), and most tuples need two steps: the second step's policies
+        are nearly always the last. Every seat's values, not the movers' own only: where a mover is indifferent
+        between two decisions that matter to the others, the values stored are those of the decisions served. Where
+        movers mix two policies, their own values: the others' are the mixture's, which no one policy gives."""
         n = self.game.n
         fixed = {spot: self.table(spot, cycle=np.zeros(n)) for group in groups for spot in group}
         guess = {group: np.array([self.guess(spot) for spot in group]) for group in groups}
         check = dict.fromkeys(groups, False)
+        mixing: set[tuple[Normal, ...]] = set()  # groups whose movers mix two policies (`_mixed`)
         steps: dict[tuple[Normal, ...], list[tuple[np.ndarray, np.ndarray]]] = {group: [] for group in groups}
         zero = np.eye(self.levels)[0]
         todo = list(groups)
@@ -505,7 +516,7 @@ class _Solver:
                         spots.append(spot)
                         tables.append(table)
                 if checking:
-                    values, _ = self.solve(spots, tables, others=False)
+                    values, _ = self.solve(spots, tables)
                 else:
                     values, ends = self.solve(spots, tables, [zero] * len(spots))
                 for g, group in enumerate(these):
@@ -513,7 +524,10 @@ class _Solver:
                     v = values[g * n:(g + 1) * n]
                     if checking:
                         check[group] = False
-                        if np.abs(np.diag(v) - np.diag(old)).max() < RESIDUAL_TOL:
+                        moved = np.abs(v - old)
+                        if group in mixing:  # (a mixture's others' values are no single policy's)
+                            moved = np.diag(moved)
+                        if moved.max() < RESIDUAL_TOL:
                             self.values.update(zip(group, old))
                             todo.remove(group)
                         continue
@@ -526,11 +540,16 @@ class _Solver:
                     if seen and p.tobytes() != seen[-1] and p.tobytes() in seen:  # the policies went round
                         mixed = _mixed(steps[group][seen.index(p.tobytes()):-1])
                     guess[group] = x if mixed is None else mixed
-                    check[group] = mixed is not None or np.abs(x - old).max() < CHECK_BELOW
+                    if mixed is not None:
+                        mixing.add(group)
+                    check[group] = mixed is not None or len(steps[group]) > 1 or np.abs(x - old).max() < CHECK_BELOW
             if not todo:
                 return
         stuck = ", ".join(str(group[0].scores) for group in todo)
         raise ArithmeticError(f"{len(todo)} score tuples did not converge in {MAX_ITERATIONS} steps: {stuck}")
+
+
+_EXTRAPOLATE = ((1.0,), (2.0, -1.0), (3.0, -3.0, 1.0))  # the value at 0 of the polynomial through 1, 2, 3 points
 
 
 def _around(a: np.ndarray, p: np.ndarray) -> np.ndarray:
