@@ -66,8 +66,8 @@ from .kernel import Kernel, Sweep, fixed_policy, kernel_for, sweep
 from .rules import Rule, parse_rule
 from .solution import GameDecision
 
-__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "spot_for", "SeatsPolicy", "SeatsUnit",
-           "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL"]
+__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "spot_for", "every_spot", "SeatsPolicy",
+           "SeatsUnit", "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL"]
 
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
 CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
@@ -649,20 +649,29 @@ def _chunks(kernel: Kernel, tops: np.ndarray, m: int = 2) -> list[np.ndarray]:
     return out
 
 
+def every_spot(game: Game, levels: int) -> list[Spot]:
+    """Every start of a turn of `game`: the normal game's, then those of the final round and tie-breaks it leads to."""
+    finals, ties = _reachable(game, levels)
+    return [Normal(s, m) for s in itertools.product(range(game.goal), repeat=game.n) for m in range(game.n)] + [
+        *finals, *ties]
+
+
+@functools.cache  # (a job's layers and its table's check both ask: a second for four players)
 def _reachable(game: Game, levels: int) -> tuple[list[Final], list[Tie]]:
-    """Every start of a turn of the final round and of tie-breaks the normal game can lead to."""
-    frontier: list[Spot] = [Normal(s, m) for s in itertools.product(range(game.goal), repeat=game.n)
-                            for m in range(game.n)]
-    seen: set[Spot] = set(frontier)
-    finals, ties = [], []
+    """Every start of a turn of the final round and of tie-breaks the normal game can lead to, in order.
+
+    A normal turn that reaches the goal leads where the mover's total and the later seats' scores say, whatever the
+    earlier seats' scores, so the normal game's ways out are those of one spot per mover and later seats' scores: its
+    mover at 0, whose turn totals cover every other's (past `levels` the mover wins whatever its score)."""
+    frontier: list[Spot] = [Normal((0,) * (m + 1) + later, m) for m in range(game.n)
+                            for later in itertools.product(range(game.goal), repeat=game.n - 1 - m)]
+    seen: set[Spot] = set()
     while frontier:
-        spot = frontier.pop()
-        for target in game.outcomes(spot, levels):
-            if not isinstance(target, int) and target not in seen:
+        for target in game.outcomes(frontier.pop(), levels):
+            if isinstance(target, (Final, Tie)) and target not in seen:
                 seen.add(target)
                 frontier.append(target)
-                (finals if isinstance(target, Final) else ties).append(target)
-    return finals, ties
+    return sorted(s for s in seen if isinstance(s, Final)), sorted(s for s in seen if isinstance(s, Tie))
 
 
 class SeatsUnit(NamedTuple):
@@ -691,7 +700,7 @@ class SeatsUnit(NamedTuple):
                    kind, items, tuple((int(seat), str(rule)) for seat, rule in data["rules"]))
 
 
-@functools.cache  # (the reachable final rounds and tie-breaks take seconds to find; a job asks at every layer)
+@functools.cache  # (a job asks at every layer)
 def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL, cap: int = CAP,
                  split: int = 1, rules: tuple[tuple[int, str], ...] = ()) -> tuple[tuple[SeatsUnit, ...], ...]:
     """The solve as layers of independent units (each layer needs every earlier one): tie-breaks by the number of

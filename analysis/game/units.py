@@ -19,7 +19,7 @@ import numpy as np
 from ..dice import MODES
 from .duel import CAP, GOAL
 from .kernel import kernel_for
-from .seats import Game, SeatsSolution, SeatsUnit, Spot, decode, encode, seats_layers, solve_unit
+from .seats import Game, SeatsSolution, SeatsUnit, Spot, decode, encode, every_spot, seats_layers, solve_unit
 from .solution import GameSolution, WorkUnit, game_layers, solve_layer
 from .solution import assemble as assemble_two
 from .solution import merge as merge_two
@@ -105,10 +105,9 @@ def assemble(mode: str, recycle: str, known: Known) -> GameSolution | SeatsSolut
         return assemble_two(mode, recycle, [known.values])
     solution = SeatsSolution(mode, recycle, Game(known.players, GOAL, CAP), dict(known.values))
     game, levels = solution.game, solution.game.levels + kernel_for(mode, recycle).max_delta + 1
-    missing = next((target for spot in solution.values for target in game.outcomes(spot, levels)
-                    if not isinstance(target, int) and target not in solution.values), None)
-    if missing is not None or game.start() not in solution.values:
-        raise ValueError(f"results are missing some units: no value for {missing or game.start()}")
+    missing = next((spot for spot in every_spot(game, levels) if spot not in solution.values), None)
+    if missing is not None:
+        raise ValueError(f"results are missing some units: no value for {missing}")
     return solution
 
 
