@@ -446,15 +446,24 @@ class _Solver:
     def tiebreak(self, seats: tuple[int, ...], spots: list[Tie]) -> None:
         """The tie-break of `seats` (`spots`: every spot of its round), by policy iteration on the value ``W`` of the
         round's start: under fixed policies a spot is worth ``A + p W``, ``p`` the probability that the round ends
-        with the seats all level again (carried as one more column); so ``W = A / (1 - p)`` at the start."""
+        with the seats all level again (carried as one more column); so ``W = A / (1 - p)`` at the start.
+
+        A spot from which the round cannot come back to its start (no turn leads there, or to a spot that can) is
+        worth the same whatever ``W``: it is solved once, in the first iteration. In the three seats' round that is
+        two thirds of the last mover's spots: those where one seat leads."""
         start = Tie(seats, 0, 0, ())
         w = np.where(np.isin(np.arange(self.game.n), seats), 1 / len(seats), 0.0)
         by_mover = sorted({s.i for s in spots}, reverse=True)
-        for _ in range(MAX_ITERATIONS):
+        loops = {start}
+        for i in by_mover:  # (a turn leads to the round's next mover, or ends the round)
+            loops.update(s for s in spots if s.i == i and any(t in loops for t in self.game.outcomes(s, self.levels)))
+        for iteration in range(MAX_ITERATIONS):
             self.values[start] = w
             again: dict[Spot | int, float] = {start: 1.0}
             for i in by_mover:
-                these = [s for s in spots if s.i == i]
+                these = [s for s in spots if s.i == i and (iteration == 0 or s in loops)]
+                if not these:
+                    continue
                 back = [np.array([again.get(t, 0.0) for t in self.game.outcomes(s, self.levels)]) for s in these]
                 values, ends = self.solve(these, [self.table(s) for s in these], back)
                 if i:
