@@ -665,7 +665,7 @@ def every_spot(game: Game, levels: int) -> list[Spot]:
         *finals, *ties]
 
 
-@functools.cache  # (a job's layers and its table's check both ask: a second for four players)
+@functools.cache  # (a job's layers and its table's check both ask: 3 s for four players)
 def _reachable(game: Game, levels: int) -> tuple[list[Final], list[Tie]]:
     """Every start of a turn of the final round and of tie-breaks the normal game can lead to, in order.
 
