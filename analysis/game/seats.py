@@ -401,15 +401,16 @@ class _Solver:
         return out
 
     def solve(self, spots: list[Spot], tables: list[np.ndarray], back: list[np.ndarray] | None = None,
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """Each spot's vector of values, and the expectation of `back` (per spot, by turn total) under its policy.
+              others: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Each spot's vector of values (the mover's alone unless `others`), and the expectation of `back` (per
+        spot, by turn total) under its policy.
 
         One column per spot, carrying one slope per seat whose outcomes are not all 0, but the mover (the column's
         value) and one other (the values sum to 1: someone wins), and one for `back`. Spots with as many slopes
         are swept together."""
         n, kernel = self.game.n, self.kernel
         movers = [self.game.mover(s) for s in spots]
-        seats = [[j for j in range(n) if j != m and t[:, j].any()] for t, m in zip(tables, movers)]
+        seats = [[j for j in range(n) if j != m and t[:, j].any()] if others else [] for t, m in zip(tables, movers)]
         values = np.zeros((len(spots), n))
         ends = np.zeros(len(spots))
         for width in sorted({len(j[:-1]) for j in seats}):
@@ -497,18 +498,20 @@ class _Solver:
     def normal(self, groups: list[tuple[Normal, ...]]) -> None:
         """Score tuples of one total: each a cycle of `n` movers through turns that end with 0, solved by policy
         iteration (module docstring). Every step but the first (from a guess: its policies nearly always change), and
-        a first that moves the values by less than `CHECK_BELOW`, is followed by a check: every seat's values under the
-        policies best against the last values, which give those values back (to within `RESIDUAL_TOL`) unless a
-        policy changed; if one did, another full step. A check leaves out a step's chance of a turn ending with 0 (two
-        numbers a column, not three, for three players), and most tuples need two steps: the second step's policies
-        are nearly always the last. Every seat's values, not the movers' own only: where a mover is indifferent
-        between two decisions that matter to the others, the values stored are those of the decisions served. Where
-        movers mix two policies, their own values: the others' are the mixture's, which no one policy gives."""
+        a first that moves the values by less than `CHECK_BELOW`, is followed by a check: the movers' own values alone
+        under the last values, which the last step's policies give back (to within `RESIDUAL_TOL`) unless a policy
+        changed; if one did, another full step. A check is one number a column where a step is three for three
+        players, and most tuples need two steps: the second step's policies are nearly always the last.
+
+        The check asks each mover about its own values only, as an equilibrium does: where a mover is indifferent
+        between two decisions that matter to the others (its own chance the same either way), which one a sweep takes
+        depends on rounding, and a check of every seat's values could fail at every step, round such a tie. So the
+        others' values are those of one of the mover's best decisions there, not always the one served (they differed
+        by up to 7e-11 from a solve that confirms every check with another full step, three players to 10 brains)."""
         n = self.game.n
         fixed = {spot: self.table(spot, cycle=np.zeros(n)) for group in groups for spot in group}
         guess = {group: np.array([self.guess(spot) for spot in group]) for group in groups}
         check = dict.fromkeys(groups, False)
-        mixing: set[tuple[Normal, ...]] = set()  # groups whose movers mix two policies (`_mixed`)
         steps: dict[tuple[Normal, ...], list[tuple[np.ndarray, np.ndarray]]] = {group: [] for group in groups}
         zero = np.eye(self.levels)[0]
         todo = list(groups)
@@ -525,7 +528,7 @@ class _Solver:
                         spots.append(spot)
                         tables.append(table)
                 if checking:
-                    values, _ = self.solve(spots, tables)
+                    values, _ = self.solve(spots, tables, others=False)
                 else:
                     values, ends = self.solve(spots, tables, [zero] * len(spots))
                 for g, group in enumerate(these):
@@ -533,10 +536,7 @@ class _Solver:
                     v = values[g * n:(g + 1) * n]
                     if checking:
                         check[group] = False
-                        moved = np.abs(v - old)
-                        if group in mixing:  # (a mixture's others' values are no single policy's)
-                            moved = np.diag(moved)
-                        if moved.max() < RESIDUAL_TOL:
+                        if np.abs(np.diag(v) - np.diag(old)).max() < RESIDUAL_TOL:
                             self.values.update(zip(group, old))
                             todo.remove(group)
                         continue
@@ -549,8 +549,6 @@ class _Solver:
                     if seen and p.tobytes() != seen[-1] and p.tobytes() in seen:  # the policies went round
                         mixed = _mixed(steps[group][seen.index(p.tobytes()):-1])
                     guess[group] = x if mixed is None else mixed
-                    if mixed is not None:
-                        mixing.add(group)
                     check[group] = mixed is not None or len(steps[group]) > 1 or np.abs(x - old).max() < CHECK_BELOW
             if not todo:
                 return
