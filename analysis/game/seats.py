@@ -29,11 +29,13 @@ Mixed play (four players and more): the movers of a tuple play a game among them
 equilibrium in pure policies. Mover ``m``'s best policy depends only on ``c_m = x_{m+1}[m]``, its value of a turn
 that ends with 0, and movers' best answers can chase each other, as in matching pennies: four players of the base
 game at 5, 6, 9, 3 brains (movers 1 and 2 each switch between two policies, and policy iteration goes round four
-profiles), five players to 4 brains at 0, 1, 1, 3, 1 (movers 1, 2 and 3). Once the policies go round, each mover that
-met two of them plays one or mixes them, choosing one at the start of its turn (`_mixed`): under a mixture a turn's
-outcome is the mixture of the two policies' (``A_m`` and ``p_m`` are linear in its weight), and mover ``m`` is
-indifferent between policies ``(A, p)`` and ``(A', p')`` where ``A[m] + p c_m = A'[m] + p' c_m``; one equation per
-mixing mover, solved for the weights. Which movers mix is found by support enumeration, as for Nash equilibria of a
+profiles), five players to 4 brains at 0, 1, 1, 3, 1 (movers 1, 2 and 3), four players of draw-then-recycle at 8, 0,
+5, 0 (mover 3 among three policies). Once the policies go round, each mover plays one of the policies it met or mixes
+two of them, choosing one at the start of its turn (`_mixed`): under a mixture a turn's outcome is the mixture of the
+two policies' (``A_m`` and ``p_m`` are linear in its weight), and mover ``m`` is indifferent between policies
+``(A, p)`` and ``(A', p')`` where ``A[m] + p c_m = A'[m] + p' c_m``; one equation per mixing mover, solved for the
+weights. (Each policy's value to its mover is a line in ``c_m``: three meet at one ``c_m`` only by coincidence, so two
+suffice.) Which movers mix, and which policies, is found by support enumeration, as for Nash equilibria of a
 bimatrix game: fewest mixing first, the first whose weights lie in [0, 1] and leave no mover a better policy. The
 result is checked as any step is (every mover's best answer over all its policies gives back its own value). A
 mixing mover's decision served is one of its two policies, equal for it; the others' values are the mixture's.
@@ -572,51 +574,50 @@ def _around(a: np.ndarray, p: np.ndarray) -> np.ndarray:
 def _mixed(steps: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
     """The movers' vectors at an equilibrium of the policies met where policy iteration went round `steps` (each
     step's ``(p, a)``: every mover's chance of a turn ending with 0 and its other outcomes' values, under its best
-    policy), if each mover met one or two: the movers that met two each play one of them or mix them at the weight
-    that leaves it indifferent at its own ``c`` (module docstring). Supports are tried in order, fewest mixing movers
-    first (as Nash equilibria are found by support enumeration); the first that is an equilibrium (weights in
-    [0, 1], no mover gaining by another of its policies) is the answer; None if none is."""
+    policy). Each mover plays one of the policies it met or mixes two of them, at the weight that leaves it
+    indifferent at its own ``c`` (module docstring): its policies' values at ``c`` are lines in ``c``, and more than
+    two meet at one ``c`` only by coincidence. Supports are tried in order, fewest mixing movers first (as Nash
+    equilibria are found by support enumeration); the first that is an equilibrium (weights in [0, 1], no mover
+    gaining by another policy it met) is the answer; None if none is."""
     n = len(steps[0][0])
     met: list[dict[float, np.ndarray]] = [{} for _ in range(n)]  # per mover: its policies' a, by their p
     for p, a in steps:
         for m in range(n):
             met[m].setdefault(float(p[m]), a[m])
-    if any(len(policies) > 2 for policies in met):
-        return None
-    first, last = [list(policies.items())[0] for policies in met], [list(policies.items())[-1] for policies in met]
-    p0, a0 = np.array([q for q, _ in first]), np.array([a for _, a in first])
-    p1, a1 = np.array([q for q, _ in last]), np.array([a for _, a in last])  # (the first again: one policy met)
+    ps = [np.array(list(policies)) for policies in met]
+    as_ = [np.array(list(policies.values())) for policies in met]
     movers = np.arange(n)
     after = (movers + 1) % n  # c_m = x[m + 1, m]
 
-    def at(w: np.ndarray) -> np.ndarray:
-        return _around(a0 + w[:, None] * (a1 - a0), p0 + w * (p1 - p0))
+    def at(pairs: tuple[tuple[int, int], ...], w: np.ndarray) -> np.ndarray:  # mover m: (1 - w) of i, w of j
+        p = np.array([ps[m][i] + w[m] * (ps[m][j] - ps[m][i]) for m, (i, j) in enumerate(pairs)])
+        a = np.array([as_[m][i] + w[m] * (as_[m][j] - as_[m][i]) for m, (i, j) in enumerate(pairs)])
+        return _around(a, p)
 
-    def gains(x: np.ndarray) -> np.ndarray:  # what each mover gains by the better of its two policies
+    def equilibrium(pairs: tuple[tuple[int, int], ...]) -> np.ndarray | None:
+        mixing = [m for m, (i, j) in enumerate(pairs) if i != j]
+        w = np.zeros(n)
+        if mixing:
+            def gap(weights: np.ndarray) -> np.ndarray:  # each mixing mover's second policy's value less its first's
+                c = at(pairs, np.bincount(mixing, weights, n))[after, movers]
+                return np.array([as_[m][pairs[m][1], m] - as_[m][pairs[m][0], m]
+                                 + (ps[m][pairs[m][1]] - ps[m][pairs[m][0]]) * c[m] for m in mixing])
+
+            found = scipy.optimize.root(gap, np.full(len(mixing), 0.5), tol=1e-15)
+            if not found.success or not ((found.x >= 0) & (found.x <= 1)).all():
+                return None
+            w = np.bincount(mixing, found.x, n)
+        x = at(pairs, w)
         c = x[after, movers]
-        return np.maximum(a0[movers, movers] + p0 * c, a1[movers, movers] + p1 * c) - x[movers, movers]
+        gains = [(as_[m][:, m] + ps[m] * c[m]).max() - x[m, m] for m in range(n)]
+        return x if max(gains) < RESIDUAL_TOL else None
 
-    def indifferent(mixing: list[int], w: np.ndarray) -> np.ndarray | None:
-        """`w` (0 for the `mixing` movers) with their weights that leave each indifferent (None if none in [0, 1])."""
-        if not mixing:
-            return w
-
-        def gap(weights: np.ndarray) -> np.ndarray:  # each mixing mover's second policy's value less its first's
-            c = at(w + np.bincount(mixing, weights, n))[after, movers]
-            return (a1[movers, movers] - a0[movers, movers] + (p1 - p0) * c)[mixing]
-
-        found = scipy.optimize.root(gap, np.full(len(mixing), 0.5), tol=1e-15)
-        if not found.success or not ((found.x >= 0) & (found.x <= 1)).all():
-            return None
-        return w + np.bincount(mixing, found.x, n)
-
-    switching = [m for m in range(n) if p0[m] != p1[m]]
-    for size in range(len(switching) + 1):
-        for mixing in map(list, itertools.combinations(switching, size)):
-            fixed = [m for m in switching if m not in mixing]
-            for pure in itertools.product((0.0, 1.0), repeat=len(fixed)):
-                w = indifferent(mixing, np.bincount(fixed, pure, n))
-                if w is not None and gains(x := at(w)).max() < RESIDUAL_TOL:
+    pure = [[(i, i) for i in range(len(p))] for p in ps]
+    two = [list(itertools.combinations(range(len(p)), 2)) for p in ps]
+    for size in range(n + 1):
+        for mixing in itertools.combinations([m for m in range(n) if two[m]], size):
+            for pairs in itertools.product(*(two[m] if m in mixing else pure[m] for m in range(n))):
+                if (x := equilibrium(pairs)) is not None:
                     return x
     return None
 

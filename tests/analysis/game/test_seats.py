@@ -7,6 +7,7 @@ independent simulator of analysis.game.many, every seat following the solution; 
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -163,33 +164,38 @@ def test_a_score_tuple_that_does_not_settle_is_named(monkeypatch: pytest.MonkeyP
     pytest.fail("every score tuple settled in one step")
 
 
-@pytest.mark.parametrize("recorded, mixing", [("four_players_cycle.json", {1, 2}), ("five_players_cycle.json", {2, 3})])
+@pytest.mark.parametrize("recorded, mixing", [("four_players_cycle.json", {1, 2}), ("five_players_cycle.json", {2, 3}),
+                                              ("four_players_three_policies.json", {0, 3})])
 def test_movers_whose_best_answers_chase_each_other_mix_two_policies(recorded: str, mixing: set[int]):
     """Where policy iteration went round, as solves met it (each step's p and a, recorded): four players of the base
     game at 5, 6, 9, 3 brains, movers 1 and 2 each switching between two policies; five players to 4 brains at 0, 1,
-    1, 3, 1, movers 1, 2 and 3. No profile met is an equilibrium: in each, a mover gains by switching. `_mixed`'s
-    vectors are one: no mover gains by its other policy at its own c, and every mover's vector is its turn's outcome
-    (a mixture of its two policies, its weight in [0, 1]) around the cycle; here the `mixing` movers mix, the others
-    play one policy."""
+    1, 3, 1, movers 1, 2 and 3; four players of draw-then-recycle at 8, 0, 5, 0, mover 0 between two policies and
+    mover 3 among three (it mixes its second and third). No profile met is an equilibrium: in each, a mover gains by
+    switching. `_mixed`'s vectors are one: no mover gains by another policy it met at its own c, and every mover's
+    vector is its turn's outcome (a mixture of two of its policies, its weight in [0, 1]) around the cycle; here the
+    `mixing` movers mix, the others play one policy."""
     data = json.loads((Path(__file__).parent / recorded).read_text())
     steps = [(np.array(step["p"]), np.array(step["a"])) for step in data["steps"]]
     n = data["game"]["players"]
-    met = [{float(p[m]): a[m] for p, a in steps} for m in range(n)]
+    met = [list({float(p[m]): a[m] for p, a in steps}.items()) for m in range(n)]
 
     def gain(x: np.ndarray, m: int) -> float:  # what mover m gains by its best policy at c = x[m + 1][m]
-        return max(a[m] + p * x[(m + 1) % n, m] for p, a in met[m].items()) - x[m, m]
+        return max(a[m] + p * x[(m + 1) % n, m] for p, a in met[m]) - x[m, m]
 
     for p, a in steps:
         x = seats._around(a, p)
-        assert max(gain(x, m) for m in range(n)) > 1e-11  # (1e-10 to 1e-8: far above rounding)
+        assert max(gain(x, m) for m in range(n)) > 1e-11  # (1e-11 to 1e-8: far above rounding)
     x = seats._mixed(steps)
     for m in range(n):
         assert abs(gain(x, m)) < 1e-13
-        (p0, a0), (p1, a1) = list(met[m].items())[0], list(met[m].items())[-1]
-        rest = x[m] - a0 - p0 * x[(m + 1) % n]  # = w (a1 - a0 + (p1 - p0) x[m + 1]) for the mixture's weight w
-        step = a1 - a0 + (p1 - p0) * x[(m + 1) % n]
-        w = float(rest @ step / (step @ step)) if step.any() else 0.0
-        assert np.abs(rest - w * step).max() < 1e-13
+        fits = []  # (how far x[m] is from the mixture of policies i and j, its weight)
+        for (p0, a0), (p1, a1) in itertools.combinations_with_replacement(met[m], 2):
+            rest = x[m] - a0 - p0 * x[(m + 1) % n]  # = w (a1 - a0 + (p1 - p0) x[m + 1]) for the mixture's weight w
+            step = a1 - a0 + (p1 - p0) * x[(m + 1) % n]
+            w = float(rest @ step / (step @ step)) if step.any() else 0.0
+            fits.append((np.abs(rest - w * step).max(), w))
+        error, w = min(fits)
+        assert error < 1e-13
         assert 1e-9 < w < 1 - 1e-9 if m in mixing else min(abs(w), abs(w - 1)) < 1e-9
 
 
