@@ -24,7 +24,7 @@ A worker that dies mid-task (SIGKILL, the OOM killer, a lost machine) leaves its
 and Redis redelivers it only after the visibility timeout (an hour by default, which must exceed the
 longest task), so the chord of that layer would wait an hour. Instead, while a task of a job runs it
 keeps a heartbeat in Redis (``zombie-odds:beat:<job>``, rewritten every `BEAT_EVERY` s, expiring after
-`LOST_AFTER` s; launching a layer writes it too). A running job with no heartbeat is either waiting in
+`LOST_AFTER` s; starting a job and launching a layer write it too). A running job with no heartbeat is either waiting in
 the queue behind other work, or lost: a sweep that finds no heartbeat and nothing waiting in the queue
 takes it for lost and starts a new run from its last checkpoint, within about `LOST_AFTER` +
 `SWEEP_EVERY` seconds of its worker's death. (With other work queued, a lost job waits until the queue
@@ -291,6 +291,7 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
     try:
         current_app.backend.store_result(record["id"], _meta(record), "PROGRESS")  # before the record: a
         _save(record)  # sweep never mistakes a job being started for a lost one
+        _beat(_redis(), record["id"])  # nor one whose launch a worker has taken and not yet run
         launch.delay(record["id"], record["run"])
     except TRANSIENT as e:
         if JobKey(record["id"]) in store():  # saved but never queued: say so (starting again makes a new job)

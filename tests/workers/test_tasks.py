@@ -63,9 +63,10 @@ def test_a_real_worker_computes_and_stores_the_table(worker, store_dir):
 
 
 def test_a_job_whose_worker_died_is_resumed_once_and_says_so(store_dir):
-    """No worker runs here: the queue and the heartbeat stand for one. A job waiting in the queue is not lost;
-    once its message is gone (taken by a worker that died: it waits unacknowledged for an hour) and no
-    heartbeat is left, a sweep resumes it once, and its status says it was resumed and why."""
+    """No worker runs here: the queue and the heartbeat stand for one. A job waiting in the queue is not lost, nor
+    one whose launch message a worker has taken and not yet run (starting the job beat); once its message is gone
+    (taken by a worker that died: it waits unacknowledged for an hour) and no heartbeat is left, a sweep resumes it
+    once, and its status says it was resumed and why."""
     from workers.tasks import resume_lost_jobs
 
     client = redis.Redis.from_url(REDIS_URL)
@@ -75,7 +76,9 @@ def test_a_job_whose_worker_died_is_resumed_once_and_says_so(store_dir):
         with using(create(REDIS_URL)) as celery:
             job = start_table_job("original")
             assert resume_lost_jobs() == []  # its launch message waits in the queue: not lost
-            client.delete(celery.conf.task_default_queue)  # a worker took it and died; it never beat
+            client.delete(celery.conf.task_default_queue)  # a worker took it
+            assert resume_lost_jobs() == []  # and will run it: the job beat when it started
+            client.delete(f"zombie-odds:beat:{job}")  # the worker died: no heartbeat for `LOST_AFTER` s
             assert resume_lost_jobs() == [job]
             assert resume_lost_jobs() == []  # the new run's launch beat, and its units wait in the queue
             state, meta = job_status(job)
