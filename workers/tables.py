@@ -178,7 +178,7 @@ class NotHere(RuntimeError):
 def embedded_tables() -> frozenset[tuple[str, int]]:
     """The tables (mode, players) a server without `REDIS_URL` computes in a thread of its own process:
     `ZOMBIE_ODDS_EMBEDDED_TABLES`, comma-separated, each a mode (its two-player table) or ``mode:players``; by
-    default the base game's two-player table and its three-player one (about 150 s and 1.2 GB). A Double Feature
+    default the base game's two-player table and its three-player one (about a minute and 1.4 GB). A Double Feature
     table needs 2 to 3.4 GiB while it is computed (tasks.py), which every server process asked for it would hold at
     once; workers, or ``zombie-odds tables build`` sharing the store, compute it."""
     names = os.environ.get("ZOMBIE_ODDS_EMBEDDED_TABLES", "original,original:3")

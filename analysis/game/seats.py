@@ -665,7 +665,7 @@ def every_spot(game: Game, levels: int) -> list[Spot]:
 
 
 @functools.cache  # (a job's layers and its table's check both ask: 3 s for four players)
-def _reachable(game: Game, levels: int) -> tuple[list[Final], list[Tie]]:
+def _reachable(game: Game, levels: int) -> tuple[tuple[Final, ...], tuple[Tie, ...]]:
     """Every start of a turn of the final round and of tie-breaks the normal game can lead to, in order.
 
     A normal turn that reaches the goal leads where the mover's total and the later seats' scores say, whatever the
@@ -679,7 +679,7 @@ def _reachable(game: Game, levels: int) -> tuple[list[Final], list[Tie]]:
             if isinstance(target, (Final, Tie)) and target not in seen:
                 seen.add(target)
                 frontier.append(target)
-    return sorted(s for s in seen if isinstance(s, Final)), sorted(s for s in seen if isinstance(s, Tie))
+    return tuple(sorted(s for s in seen if isinstance(s, Final))), tuple(sorted(s for s in seen if isinstance(s, Tie)))
 
 
 class SeatsUnit(NamedTuple):
