@@ -199,6 +199,23 @@ def test_movers_whose_best_answers_chase_each_other_mix_two_policies(recorded: s
         assert 1e-9 < w < 1 - 1e-9 if m in mixing else min(abs(w), abs(w - 1)) < 1e-9
 
 
+def test_a_whole_solve_whose_movers_mix_converges_and_agrees_with_play(monkeypatch: pytest.MonkeyPatch):
+    """Five players of draw-then-recycle to 4 brains (cap 8), the smallest game found whose movers mix (at one score
+    tuple): the solve meets policies that go round, `_mixed` answers each time, and the solve converges; and the
+    values agree with games played with physical dice, every seat following the solution (a mixing mover plays one
+    of its two policies, worth the same to it)."""
+    mixed, answers = seats._mixed, []
+
+    def recorded(steps: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+        answers.append(mixed(steps))
+        return answers[-1]
+
+    monkeypatch.setattr(seats, "_mixed", recorded)
+    solution = solve_seats(5, recycle="draw-then-recycle", goal=4, cap=8)
+    assert answers and all(x is not None for x in answers)
+    assert agrees_with_play(solution, 3_000, seed=11)
+
+
 def test_a_seat_that_follows_a_rule_is_evaluated_exactly(three):
     """Seat 0 stops at 2 brains whatever the scores, the others maximise against it: the exact values of that game
     (policy evaluation) against 8,000 games with physical dice; the rule wins less than the optimal seat would."""
