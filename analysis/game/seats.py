@@ -76,7 +76,8 @@ CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is ch
 MAX_ITERATIONS = 200
 FORMAT = "zombie-odds/seats/1"
 TURNS_KEPT = 8  # `SeatsSolution.decision`'s sweeps kept (about 20 MB each in the base game)
-SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns)
+SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns) ...
+SWEEP_NUMBERS = 24  # ... unless it carries fewer numbers a state than this (`_chunks`)
 
 
 class Normal(NamedTuple):
@@ -644,12 +645,17 @@ def _tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
 
 
 def _chunks(kernel: Kernel, tops: np.ndarray, m: int = 2) -> list[np.ndarray]:
-    """Columns in groups whose sweep stays within `SWEEP_BYTES`, by decreasing top (similar columns together)."""
+    """Columns in groups whose sweep stays within `SWEEP_BYTES`, by decreasing top (similar columns together); a
+    group carries at least `SWEEP_NUMBERS` numbers a state (columns times `m`, the value and slopes), whatever its
+    bytes. A sweep's time is mostly per roll, reading where it leads and its probability, and the numbers it then
+    adds are one vector operation: in the sequel's turn (303,836 states, 158 MB a number), a full step's column
+    costs 11 s alone, 6.7 s two at a time (what 1 GiB holds) and 3.8 s eight at a time (bench/README.md). Smaller
+    turns hold far more than `SWEEP_NUMBERS` in `SWEEP_BYTES`."""
     order = np.argsort(-tops.max(axis=0), kind="stable")
     cost = (tops.max(axis=0)[order] + 1 + kernel.max_delta) * kernel.n * 8 * m
     out, first, used = [], 0, 0
     for c in range(len(order)):
-        if used + cost[c] > SWEEP_BYTES and c > first:
+        if used + cost[c] > SWEEP_BYTES and (c - first) * m >= SWEEP_NUMBERS:
             out.append(order[first:c])
             first, used = c, 0
         used += cost[c]

@@ -11,6 +11,7 @@ import itertools
 import json
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -117,6 +118,20 @@ def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
             known.update(result)
     assert known.keys() == three.values.keys()
     assert all((known[s] == three.values[s]).all() for s in known)
+
+
+def test_a_sweep_groups_columns_within_its_bytes_but_never_fewer_numbers_than_sweep_numbers():
+    """Columns go in groups within `SWEEP_BYTES`, and where a turn is so large that few columns fit (the sequel's), a
+    group still carries `SWEEP_NUMBERS` numbers a state: the sweep's time is mostly per roll, not per number."""
+    tops, m = np.full((2, 30), 10), 3  # a column is (10 + 1 + 3) levels x n states x 8 bytes x m numbers
+    def sizes(n: int) -> list[int]:
+        chunks = seats._chunks(SimpleNamespace(n=n, max_delta=3), tops, m)
+        assert sorted(np.concatenate(chunks).tolist()) == list(range(30))
+        return [len(c) for c in chunks]
+    assert sizes(1000) == [30]
+    assert sizes(seats.SWEEP_BYTES // (14 * 8 * m * 12)) == [12, 12, 6]  # twelve columns fill the bytes
+    per_group = seats.SWEEP_NUMBERS // m
+    assert sizes(seats.SWEEP_BYTES // 8) == [per_group] * (30 // per_group) + [30 % per_group] * (30 % per_group > 0)
 
 
 def test_every_start_of_a_turn_sums_to_one(three):
