@@ -22,7 +22,7 @@ from analysis.game.seats import Game, _tops
 
 def _columns(levels: int, width: int) -> np.ndarray:
     t = np.arange(levels)[:, None]
-    shift = np.arange(width)[None, :]  # each column a brain nearer the goal than the last
+    shift = np.arange(width)[None, :] % 16  # each column a brain nearer the goal than the last, sixteen in turn
     rising = 0.3 + 0.7 * (1 - np.exp(-(t + shift) / 15))
     return np.where(t + shift >= 60, 1.0, np.minimum(rising, 0.999))
 

@@ -552,7 +552,7 @@ class _Solver:
                     if seen and p.tobytes() != seen[-1] and p.tobytes() in seen:  # the policies went round
                         mixed = _mixed(steps[group][seen.index(p.tobytes()):-1])
                     guess[group] = x if mixed is None else mixed
-                    check[group] = mixed is not None or len(steps[group]) > 1 or np.abs(x - old).max() < CHECK_BELOW
+                    check[group] = len(steps[group]) > 1 or np.abs(x - old).max() < CHECK_BELOW
             if not todo:
                 return
         stuck = ", ".join(str(group[0].scores) for group in todo)
@@ -648,9 +648,9 @@ def _chunks(kernel: Kernel, tops: np.ndarray, m: int = 2) -> list[np.ndarray]:
     """Columns in groups whose sweep stays within `SWEEP_BYTES`, by decreasing top (similar columns together); a
     group carries at least `SWEEP_NUMBERS` numbers a state (columns times `m`, the value and slopes), whatever its
     bytes. A sweep's time is mostly per roll, reading where it leads and its probability, and the numbers it then
-    adds are one vector operation: in the sequel's turn (303,836 states, 158 MB a number), a full step's column
-    costs 11 s alone, 6.7 s two at a time (what 1 GiB holds) and 3.8 s eight at a time (bench/README.md). Smaller
-    turns hold far more than `SWEEP_NUMBERS` in `SWEEP_BYTES`."""
+    adds are one vector operation: in the sequel's turn (303,836 states, 158 MB a number over 65 levels), a full
+    step's column costs 11.4 s of CPU alone, 7.5 s two at a time (what 1 GiB holds) and 4.0 s eight at a time
+    (bench/bench_sweep.py). Smaller turns hold far more than `SWEEP_NUMBERS` in `SWEEP_BYTES`."""
     order = np.argsort(-tops.max(axis=0), kind="stable")
     cost = (tops.max(axis=0)[order] + 1 + kernel.max_delta) * kernel.n * 8 * m
     out, first, used = [], 0, 0
