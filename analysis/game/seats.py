@@ -454,7 +454,12 @@ class _Solver:
 
         A spot from which the round cannot come back to its start (no turn leads there, or to a spot that can) is
         worth the same whatever ``W``: it is solved once, in the first iteration. In the three seats' round that is
-        two thirds of the last mover's spots: those where one seat leads."""
+        two thirds of the last mover's spots: those where one seat leads.
+
+        As in the normal game (`normal`), every iteration but the first, and a first that moves ``W`` by less than
+        `CHECK_BELOW`, is followed by a check rather than by another iteration to confirm it: the spots' values
+        under the iteration's policies, moved to the new ``W`` (``A + p W``), must be what each mover gets by its
+        best decisions against them, its own value alone, one number a column where an iteration carries three."""
         start = Tie(seats, 0, 0, ())
         w = np.where(np.isin(np.arange(self.game.n), seats), 1 / len(seats), 0.0)
         by_mover = sorted({s.i for s in spots}, reverse=True)
@@ -474,12 +479,20 @@ class _Solver:
                     self.values.update(zip(these, values))
                     again.update(zip(these, ends.tolist()))
             new = (values[0] - ends[0] * w) / (1 - ends[0])
-            done = np.abs(new - w).max() < RESIDUAL_TOL
-            w = new
-            if done:
-                self.values[start] = w
+            moved = np.abs(new - w).max()
+            for spot in loops - {start}:  # (no other spot's value depends on W)
+                self.values[spot] = self.values[spot] + again[spot] * (new - w)
+            w = self.values[start] = new
+            if moved < RESIDUAL_TOL or ((iteration or moved < CHECK_BELOW) and self._settled(sorted(loops))):
                 return
         raise ArithmeticError(f"the tie-break of seats {seats} did not converge")
+
+    def _settled(self, spots: list[Spot]) -> bool:
+        """Whether every spot's mover, deciding against the values of the spots its turn leads to, gets its own
+        value in `values` (to within `RESIDUAL_TOL`): whether those values are an equilibrium's."""
+        own, _ = self.solve(spots, [self.table(s) for s in spots], others=False)
+        movers = [self.game.mover(s) for s in spots]
+        return all(abs(own[k, m] - self.values[s][m]) < RESIDUAL_TOL for k, (s, m) in enumerate(zip(spots, movers)))
 
     def guess(self, spot: Normal) -> np.ndarray:
         """A first guess of a normal spot's values from solved ones of larger totals: the polynomial through the
