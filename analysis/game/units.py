@@ -41,8 +41,8 @@ def exact_players(mode: str) -> range:
 
 
 # About how long each table's job takes on one core of a 2-core machine, in seconds, by players and mode (its CPU time:
-# bench/README.md; the sequel's three players projected from 13 of its 41 layers): what a client waiting for it is
-# told.
+# bench/README.md; the sequel's three players projected from the layers its job has run): what a client waiting for
+# it is told.
 JOB_SECONDS = {
     2: {"original": 5, "big-summer-action-movie": 25, "santa-claus-meets-the-zombies": 50,
         "direct-to-video-sequel": 450},
