@@ -130,7 +130,7 @@ def test_a_sweep_groups_columns_within_its_bytes_but_never_fewer_numbers_than_sw
         return [len(c) for c in chunks]
     assert sizes(1000) == [30]
     assert sizes(seats.SWEEP_BYTES // (14 * 8 * m * 12)) == [12, 12, 6]  # twelve columns fill the bytes
-    per_group = seats.SWEEP_NUMBERS // m
+    per_group = -(-seats.SWEEP_NUMBERS // m)  # (columns enough to carry SWEEP_NUMBERS numbers)
     assert sizes(seats.SWEEP_BYTES // 8) == [per_group] * (30 // per_group) + [30 % per_group] * (30 % per_group > 0)
 
 
