@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from analysis.game.kernel import kernel_for, sweep
-from analysis.game.seats import Game, _tops
+from analysis.game.seats import Game, _tops, sweep_bytes
 
 
 def _columns(levels: int, width: int) -> np.ndarray:
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
             cpu = time.process_time()
             sweep(kernel, stop, tops, dstop)
             cpu = time.process_time() - cpu
-            memory = (tops.max(axis=0) + 1 + kernel.max_delta).sum() * kernel.n * 8 * m / 1e9
+            memory = sweep_bytes(kernel, tops, m).sum() / 1e9
             print(f"| {m} | {width} | {cpu:.2f} | {cpu / width:.2f} | {memory:.2f} |", flush=True)
 
 

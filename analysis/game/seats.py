@@ -69,7 +69,7 @@ from .rules import Rule, parse_rule
 from .solution import GameDecision
 
 __all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "spot_for", "every_spot", "SeatsPolicy",
-           "SeatsUnit", "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL"]
+           "SeatsUnit", "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL", "sweep_bytes"]
 
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
 CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
@@ -665,7 +665,7 @@ def _chunks(kernel: Kernel, tops: np.ndarray, m: int = 2) -> list[np.ndarray]:
     step's column costs 11.4 s of CPU alone, 7.5 s two at a time (what 1 GiB holds) and 4.0 s eight at a time
     (bench/bench_sweep.py). Smaller turns hold far more than `SWEEP_NUMBERS` in `SWEEP_BYTES`."""
     order = np.argsort(-tops.max(axis=0), kind="stable")
-    cost = (tops.max(axis=0)[order] + 1 + kernel.max_delta) * kernel.n * 8 * m
+    cost = sweep_bytes(kernel, tops, m)[order]
     out, first, used = [], 0, 0
     for c in range(len(order)):
         if used + cost[c] > SWEEP_BYTES and (c - first) * m >= SWEEP_NUMBERS:
@@ -674,6 +674,12 @@ def _chunks(kernel: Kernel, tops: np.ndarray, m: int = 2) -> list[np.ndarray]:
         used += cost[c]
     out.append(order[first:])
     return out
+
+
+def sweep_bytes(kernel: Kernel, tops: np.ndarray, m: int) -> np.ndarray:
+    """Each column's working memory in a sweep (`kernel.sweep`, `tops` of shape ``(blocks, k)``): its levels, up to
+    its top and the rolls' reach above it, times the turn's states times `m` numbers of 8 bytes."""
+    return (tops.max(axis=0) + 1 + kernel.max_delta) * kernel.n * 8 * m
 
 
 def every_spot(game: Game, levels: int) -> list[Spot]:
