@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -491,8 +491,13 @@ class _Solver:
         """Whether every spot's mover, deciding against the values of the spots its turn leads to, gets its own
         value in `values` (to within `RESIDUAL_TOL`): whether those values are an equilibrium's."""
         own, _ = self.solve(spots, [self.table(s) for s in spots], others=False)
-        movers = [self.game.mover(s) for s in spots]
-        return all(abs(own[k, m] - self.values[s][m]) < RESIDUAL_TOL for k, (s, m) in enumerate(zip(spots, movers)))
+        return self._holds(spots, own, np.array([self.values[s] for s in spots]))
+
+    def _holds(self, spots: Sequence[Spot], own: np.ndarray, values: np.ndarray) -> bool:
+        """Whether each spot's mover gets by its best decisions (`own`, a row a spot) its value in `values`, to within
+        `RESIDUAL_TOL`: the movers' own values alone, the check of `tiebreak` and `normal`."""
+        k, movers = np.arange(len(spots)), [self.game.mover(s) for s in spots]
+        return bool(np.abs(own[k, movers] - values[k, movers]).max() < RESIDUAL_TOL)
 
     def guess(self, spot: Normal) -> np.ndarray:
         """A first guess of a normal spot's values from solved ones of larger totals: the polynomial through the
@@ -552,7 +557,7 @@ class _Solver:
                     v = values[g * n:(g + 1) * n]
                     if checking:
                         check[group] = False
-                        if np.abs(np.diag(v) - np.diag(old)).max() < RESIDUAL_TOL:
+                        if self._holds(group, v, old):
                             self.values.update(zip(group, old))
                             todo.remove(group)
                         continue
