@@ -30,7 +30,8 @@ __all__ = ["MOST_PLAYERS", "MOST_PLAYERS_ELSE", "exact_players", "no_table_reaso
 # The most players whose table is solved exactly, as a job: three in every mode, four in the base game (a mode named
 # here); more players are the reduced model's (many.py), derived from the two-player table. What they cost
 # (bench/README.md, `JOB_SECONDS`): three players of the base game about 55 s of CPU and 1.4 GB, of a Double Feature
-# mode six to three hundred times that time (its turn is that much larger); four players of the base game 16 minutes.
+# mode six to two hundred times that time (its turn is that much larger: the sequel's 2.4 hours of CPU and 7 GB a
+# worker); four players of the base game 16 minutes.
 MOST_PLAYERS = {"original": 4}
 MOST_PLAYERS_ELSE = 3
 
@@ -41,13 +42,12 @@ def exact_players(mode: str) -> range:
 
 
 # About how long each table's job takes on one core of a 2-core machine, in seconds, by players and mode (its CPU time:
-# bench/README.md; the sequel's three players projected from the layers its job has run): what a client waiting for
-# it is told.
+# bench/README.md): what a client waiting for it is told.
 JOB_SECONDS = {
     2: {"original": 5, "big-summer-action-movie": 25, "santa-claus-meets-the-zombies": 50,
         "direct-to-video-sequel": 450},
     3: {"original": 55, "big-summer-action-movie": 300, "santa-claus-meets-the-zombies": 900,
-        "direct-to-video-sequel": 17000},
+        "direct-to-video-sequel": 8500},
     4: {"original": 1000},
 }
 
