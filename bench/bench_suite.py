@@ -42,7 +42,6 @@ def main() -> None:
     parser.add_argument("--from", dest="log", help="read a saved run's output instead of running the suite")
     parser.add_argument("pytest", nargs="*", help="more arguments for pytest (after --)")
     args = parser.parse_args()
-    cpu = None
     if args.log:
         with open(args.log, encoding="utf-8") as f:
             output = f.read()
@@ -60,13 +59,21 @@ def main() -> None:
     spent = groups(output)
     total = sum(sum(p.values()) for p in spent.values())
     print("\n| group | setup s | call s | teardown s | total s | share |\n|---|---|---|---|---|---|")
-    for group, phases in sorted(spent.items(), key=lambda item: -sum(item[1].values()))[:args.top]:
+    longest = sorted(spent.items(), key=lambda item: -sum(item[1].values()))
+    rest = longest[args.top:]
+    rows = longest[:args.top] + [(f"the other {len(rest)} groups", _summed(rest))] * bool(rest)
+    for group, phases in rows:
         s = sum(phases.values())
         print(f"| {group} | {phases['setup']:.1f} | {phases['call']:.1f} | {phases['teardown']:.1f} | {s:.1f} "
               f"| {s / total:.1%} |")
-    print(f"| all {len(spent)} groups | {sum(p['setup'] for p in spent.values()):.1f} | "
-          f"{sum(p['call'] for p in spent.values()):.1f} | {sum(p['teardown'] for p in spent.values()):.1f} | "
+    every = _summed(longest)
+    print(f"| all {len(spent)} groups | {every['setup']:.1f} | {every['call']:.1f} | {every['teardown']:.1f} | "
           f"{total:.1f} | |")
+
+
+def _summed(groups: list[tuple[str, dict[str, float]]]) -> dict[str, float]:
+    """The seconds of each phase over `groups`."""
+    return {phase: sum(phases[phase] for _, phases in groups) for phase in ("setup", "call", "teardown")}
 
 
 if __name__ == "__main__":
