@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from analysis.game.kernel import kernel_for, sweep
-from analysis.game.seats import Game, _tops, sweep_bytes
+from analysis.game.seats import Game, roll_tops, sweep_bytes
 
 
 def _columns(levels: int, width: int) -> np.ndarray:
@@ -36,14 +36,14 @@ def main(argv: list[str] | None = None) -> None:
     kernel = kernel_for(args.mode, args.recycle)
     levels = Game(3).levels + kernel.max_delta + 1
     rng = np.random.default_rng(1)
-    sweep(kernel, _columns(levels, 1), _tops(kernel, _columns(levels, 1)))  # compiled, and its memory touched
+    sweep(kernel, _columns(levels, 1), roll_tops(kernel, _columns(levels, 1)))  # compiled, and its memory touched
     print(f"mode {args.mode}, {kernel.n:,} states")
     print("| numbers a column | columns | CPU s | CPU s a column | working memory GB |")
     print("|---|---|---|---|---|")
     for m in (3, 1):
         for width in args.widths:
             stop = _columns(levels, width)
-            tops = _tops(kernel, stop)
+            tops = roll_tops(kernel, stop)
             dstop = rng.random((levels, m - 1, width)) if m > 1 else None
             cpu = time.process_time()
             sweep(kernel, stop, tops, dstop)

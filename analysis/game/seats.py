@@ -42,7 +42,7 @@ mixing mover's decision served is one of its two policies, equal for it; the oth
 
 Tops (where the sweep may stop computing): at turn total ``T``, rolling from a state whose next roll busts with
 probability at least ``q`` is worth at most ``q stop[0] + (1 - q) max(stop)``, so every state of a block whose
-least bust probability is ``q`` stops where ``stop[T]`` is at least that (`_tops`). A mover whose own chance no
+least bust probability is ``q`` stops where ``stop[T]`` is at least that (`roll_tops`). A mover whose own chance no
 decision can change (``stop`` constant) therefore stops as soon as it may: with three or more players its choice
 still moves the others' chances, and that is the convention.
 
@@ -69,7 +69,7 @@ from .rules import Rule, parse_rule
 from .solution import GameDecision
 
 __all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "spot_for", "every_spot", "SeatsPolicy",
-           "SeatsUnit", "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL", "sweep_bytes"]
+           "SeatsUnit", "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL", "roll_tops", "sweep_bytes"]
 
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
 CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
@@ -239,7 +239,7 @@ class SeatsSolution:
             solver = _Solver(kernel_for(self.mode, self.recycle), self.game, self.rules)
             solver.values = self.values
             stop = solver.table(spot)[:, self.game.mover(spot)]
-            tops = np.maximum(_tops(solver.kernel, stop[:, None]), level)
+            tops = np.maximum(roll_tops(solver.kernel, stop[:, None]), level)
             needed = int(tops.max()) + 1 + solver.kernel.max_delta  # past `levels` every outcome is the last one
             stop = np.concatenate([stop, np.full(max(0, needed - len(stop)), stop[-1])])
             hit = (sweep(solver.kernel, stop[:, None], tops, full=True), stop)
@@ -255,7 +255,7 @@ class SeatsSolution:
         solver.values = self.values
         tables = [solver.table(s) for s in spots]
         stop = np.stack([t[:, self.game.mover(s)] for s, t in zip(spots, tables)], axis=1)
-        tops = _tops(solver.kernel, stop)
+        tops = roll_tops(solver.kernel, stop)
         for part in _chunks(solver.kernel, tops):
             out = sweep(solver.kernel, stop[:, part], tops[:, part], full="decisions")
             for c, k in enumerate(part.tolist()):
@@ -421,7 +421,7 @@ class _Solver:
             stop = np.stack([tables[k][:, movers[k]] for k in group], axis=1)
             slopes = [[tables[k][:, j] for j in seats[k][:-1]] + ([back[k]] if back is not None else []) for k in group]
             dstop = np.array(slopes).transpose(2, 1, 0) if slopes[0] else None
-            tops = _tops(kernel, stop)
+            tops = roll_tops(kernel, stop)
             ruled = [self.rules.get(movers[k]) for k in group]
             for c, rule in enumerate(ruled):
                 if rule is not None:
@@ -649,7 +649,7 @@ def _rules(rules: tuple[tuple[int, str], ...]) -> dict[int, Rule]:
     return out
 
 
-def _tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
+def roll_tops(kernel: Kernel, stop: np.ndarray) -> np.ndarray:
     """``(blocks, k)``: per block the last turn total at which a state may roll (see the module docstring)."""
     best = stop.max(axis=0)
     tops = []
