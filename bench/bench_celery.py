@@ -13,6 +13,11 @@ Beside the wall time it reports the CPU time the workers spent (user + system, f
 the in-process solve (`solve_game`, `solve_seats` for more players) for comparison, wall and CPU. The machine is
 shared: CPU time says how much work was done, wall time how long a user waited.
 
+Where the wall time goes (`_timeline`, from the workers' logs: each task's end and run time): per kind of layer
+(tie-break rounds, final round, normal game), the worker-seconds spent in units and those idle while a layer's
+other units ran (a layer lasts from the join that launched it to its own); and the joins (`advance`: checkpoint the
+layer, launch the next), which every worker waits for.
+
 Uses the Redis database given (flushed before and after): never the tests' database 15.
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,7 +35,7 @@ from pathlib import Path
 
 import redis
 
-from analysis.game import solve_game
+from analysis.game import solve_game, units
 from analysis.game.kernel import kernel_for
 from analysis.game.seats import solve_seats
 from workers.celery_app import create, using
@@ -46,31 +52,57 @@ def _cpu(pid: int) -> float:
 
 
 def _start_workers(n: int, url: str, store: Path) -> list[subprocess.Popen]:
+    """`n` solo workers, each logging its tasks to ``worker{k}.log`` in `store`."""
     env = {**os.environ, "REDIS_URL": url, "ZOMBIE_ODDS_STORE": str(store), "PYTHONPATH": os.getcwd()}
-    return [subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers", "worker", "--pool", "solo",
-                              "--hostname", f"bench{k}@%h", "--loglevel", "WARNING", "--without-gossip",
-                              "--without-mingle", "--without-heartbeat"], env=env) for k in range(n)]
+    return [subprocess.Popen([sys.executable, "-m", "celery", "--quiet", "-A", "workers", "worker", "--pool", "solo",
+                              "--hostname", f"bench{k}@%h", "--loglevel", "INFO", "--logfile",
+                              str(store / f"worker{k}.log"), "--without-gossip", "--without-mingle",
+                              "--without-heartbeat"], env=env) for k in range(n)]
 
 
-def _job(mode: str, recycle: str, players: int, store: Path, split: int) -> float:
-    """Run one job to SUCCESS; its wall time. The table and old job records are removed first."""
+TASK_DONE = re.compile(r"\[(\S+ \S+): INFO/MainProcess\] Task workers\.tasks\.(\w+)\[\S+\] succeeded in ([\d.]+)s")
+
+
+def _timeline(store: Path, workers: int, start: float, end: float, layers: list[list[dict]]) -> dict[str, float]:
+    """Worker-seconds of one job (between `start` and `end`, epoch seconds) by what they went to (module docstring):
+    ``busy <kind>`` and ``idle <kind>`` per kind of layer, and ``joins``."""
+    spans = []  # (start, end, task) of every task the workers ended in the job
+    for k in range(workers):
+        for line in (store / f"worker{k}.log").read_text().splitlines():
+            if (m := TASK_DONE.match(line)) is not None:
+                done = time.mktime(time.strptime(m[1].split(",")[0], "%Y-%m-%d %H:%M:%S")) + int(m[1][-3:]) / 1000
+                if start <= done - float(m[3]) and done <= end + 1:
+                    spans.append((done - float(m[3]), done, m[2]))
+    joins = sorted((a, b) for a, b, task in spans if task == "advance")
+    out: dict[str, float] = {"joins": workers * sum(b - a for a, b in joins)}
+    begin = start
+    for layer, (join, end_of_join) in zip(layers, joins):
+        kind = layer[0].get("kind") or ("tie+final" if layer[0]["layer"] == 0 else "normal")  # (two players': layer 0)
+        busy = sum(b - a for a, b, task in spans if task == "solve_unit" and begin <= a < join)
+        out[f"busy {kind}"] = out.get(f"busy {kind}", 0.0) + busy
+        out[f"idle {kind}"] = out.get(f"idle {kind}", 0.0) + workers * (join - begin) - busy
+        begin = end_of_join
+    return out
+
+
+def _job(mode: str, recycle: str, players: int, store: Path, split: int) -> tuple[float, float]:
+    """Run one job to SUCCESS; its start and end (epoch seconds). The table and old job records are removed first."""
     key = table_key(mode, recycle, players)
     s = Store(store)
     for path in [s.root / f"{key.name}.json", *(s.root / f"{JobKey(j.id).name}.json" for j in s.jobs())]:
         path.unlink(missing_ok=True)
-    start = time.perf_counter()
+    start = time.time()
     job = start_table_job(mode, recycle, players, split=split)
     while (state := job_status(job))[0] not in ("SUCCESS", "FAILURE"):
         time.sleep(0.02)
-    elapsed = time.perf_counter() - start
     if state[0] != "SUCCESS":
         raise RuntimeError(f"the job failed: {state[1]}")
-    return elapsed
+    return start, time.time()
 
 
 def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs: int, per_worker: int = 1,
-             ) -> tuple[list[float], list[float]]:
-    """(wall times, worker CPU times) of `runs` warm jobs on `workers` worker processes."""
+             ) -> tuple[list[float], list[float], list[dict[str, float]]]:
+    """(wall times, worker CPU times, `_timeline`s) of `runs` warm jobs on `workers` worker processes."""
     client = redis.Redis.from_url(url)
     client.flushdb()
     store = Path(tempfile.mkdtemp(prefix="bench-celery-"))
@@ -80,12 +112,15 @@ def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs
         with using(create(url)):
             time.sleep(3)
             _job(mode, recycle, 2, store, workers)  # warm-up: every worker builds the mode's turn (any player count's)
-            walls, cpus = [], []
+            walls, cpus, timelines = [], [], []
+            layers = units.layers(mode, recycle, players, workers * per_worker)
             for _ in range(runs):
                 before = sum(_cpu(p.pid) for p in procs)
-                walls.append(_job(mode, recycle, players, store, workers * per_worker))
+                start, end = _job(mode, recycle, players, store, workers * per_worker)
                 cpus.append(sum(_cpu(p.pid) for p in procs) - before)
-            return walls, cpus
+                walls.append(end - start)
+                timelines.append(_timeline(store, workers, start, end, layers))
+            return walls, cpus, timelines
     finally:
         for p in procs:
             p.terminate()
@@ -125,11 +160,12 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  one process, in process       {walls[best]:7.2f} s wall {cpus[best]:7.2f} s CPU")
     results = {}
     for n in (1, 2):
-        w, c = _measure(n, args.mode, args.recycle, args.players, args.redis, args.runs, args.units)
+        w, c, t = _measure(n, args.mode, args.recycle, args.players, args.redis, args.runs, args.units)
         k = min(range(len(w)), key=w.__getitem__)
         results[n] = w[k]
         print(f"  {n} Celery worker{'s' if n > 1 else ' '} (split {n * args.units})     {w[k]:7.2f} s wall "
               f"{c[k]:7.2f} s CPU (workers)   runs: {', '.join(f'{x:.2f}' for x in w)}")
+        print("    worker-seconds: " + ", ".join(f"{name} {seconds:.2f}" for name, seconds in t[k].items()))
     print(f"  two workers against one: {results[1] / results[2]:.2f}x; against one process: "
           f"{walls[best] / results[2]:.2f}x")
 
