@@ -65,23 +65,26 @@ TASK_DONE = re.compile(r"\[(\S+ \S+): INFO/MainProcess\] Task workers\.tasks\.(\
 
 def _timeline(store: Path, workers: int, start: float, end: float, layers: list[list[dict]]) -> dict[str, float]:
     """Worker-seconds of one job (between `start` and `end`, epoch seconds) by what they went to (module docstring):
-    ``busy <kind>`` and ``idle <kind>`` per kind of layer, and ``joins``."""
-    spans = []  # (start, end, task) of every task the workers ended in the job
+    ``busy <kind>`` and ``idle <kind>`` per kind of layer, ``joins`` and ``other`` (the launch, the end's poll); they
+    add up to the workers times the wall time. Layer k lasts from the join that launches it (the job's start for the
+    first) to the next join's start; its units start in it (a join launches the next layer's units as it goes)."""
+    spans = []  # (start, end, task) of every task the workers started in the job
     for k in range(workers):
         for line in (store / f"worker{k}.log").read_text().splitlines():
             if (m := TASK_DONE.match(line)) is not None:
                 done = time.mktime(time.strptime(m[1].split(",")[0], "%Y-%m-%d %H:%M:%S")) + int(m[1][-3:]) / 1000
-                if start <= done - float(m[3]) and done <= end + 1:
-                    spans.append((done - float(m[3]), done, m[2]))
-    joins = sorted((a, b) for a, b, task in spans if task == "advance")
-    out: dict[str, float] = {"joins": workers * sum(b - a for a, b in joins)}
-    begin = start
-    for layer, (join, end_of_join) in zip(layers, joins):
+                if start <= done - float(m[3]) <= end:
+                    spans.append((done - float(m[3]), min(done, end), m[2]))  # (the last join ends the job as it goes)
+    joins = sorted((a, b - a) for a, b, task in spans if task == "advance")
+    out = {"joins": sum(took for _, took in joins)}
+    bounds = ([start] + [a for a, _ in joins] + [end])[:len(layers) + 1]
+    for k, layer in enumerate(layers):
         kind = layer[0].get("kind") or ("tie+final" if layer[0]["layer"] == 0 else "normal")  # (two players': layer 0)
-        busy = sum(b - a for a, b, task in spans if task == "solve_unit" and begin <= a < join)
+        busy = sum(b - a for a, b, task in spans if task == "solve_unit" and bounds[k] <= a < bounds[k + 1])
+        join = joins[k - 1][1] if k else 0.0
         out[f"busy {kind}"] = out.get(f"busy {kind}", 0.0) + busy
-        out[f"idle {kind}"] = out.get(f"idle {kind}", 0.0) + workers * (join - begin) - busy
-        begin = end_of_join
+        out[f"idle {kind}"] = out.get(f"idle {kind}", 0.0) + workers * (bounds[k + 1] - bounds[k]) - busy - join
+    out["other"] = workers * (end - start) - sum(out.values())
     return out
 
 
@@ -119,6 +122,7 @@ def _measure(workers: int, mode: str, recycle: str, players: int, url: str, runs
                 start, end = _job(mode, recycle, players, store, workers * per_worker)
                 cpus.append(sum(_cpu(p.pid) for p in procs) - before)
                 walls.append(end - start)
+                time.sleep(1)  # (the last join, which stores the table and ends the job, logs its own end after)
                 timelines.append(_timeline(store, workers, start, end, layers))
             return walls, cpus, timelines
     finally:
