@@ -13,10 +13,10 @@ Beside the wall time it reports the CPU time the workers spent (user + system, f
 the in-process solve (`solve_game`, `solve_seats` for more players) for comparison, wall and CPU. The machine is
 shared: CPU time says how much work was done, wall time how long a user waited.
 
-Where the wall time goes (`_timeline`, from the workers' logs: each task's end and run time): per kind of layer
-(tie-break rounds, final round, normal game), the worker-seconds spent in units and those idle while a layer's
-other units ran (a layer lasts from the join that launched it to its own); and the joins (`advance`: checkpoint the
-layer, launch the next), which every worker waits for.
+Where the wall time goes (`_timeline`, from the workers' logs: each task's end and run time), in worker-seconds
+that add up to the workers times the wall time: per kind of layer (tie-break rounds, final round, normal game) those
+spent in its units and those idle while its other units ran (a layer lasts from the join that launches it to the
+next join); the joins (`advance`: checkpoint the layer, launch the next); the rest (the launch, the last poll).
 
 Uses the Redis database given (flushed before and after): never the tests' database 15.
 """
