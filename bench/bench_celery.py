@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import redis
@@ -72,9 +73,9 @@ def _timeline(store: Path, workers: int, start: float, end: float, layers: list[
     for k in range(workers):
         for line in (store / f"worker{k}.log").read_text().splitlines():
             if (m := TASK_DONE.match(line)) is not None:
-                done = time.mktime(time.strptime(m[1].split(",")[0], "%Y-%m-%d %H:%M:%S")) + int(m[1][-3:]) / 1000
-                if start <= done - float(m[3]) <= end:
-                    spans.append((done - float(m[3]), min(done, end), m[2]))  # (the last join ends the job as it goes)
+                done = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                if start <= (begun := done - float(m[3])) <= end:
+                    spans.append((begun, min(done, end), m[2]))  # (the last join ends the job as it goes)
     joins = sorted((a, b - a) for a, b, task in spans if task == "advance")
     out = {"joins": sum(took for _, took in joins)}
     bounds = ([start] + [a for a, _ in joins] + [end])[:len(layers) + 1]

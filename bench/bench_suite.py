@@ -61,7 +61,9 @@ def main() -> None:
     print("\n| group | setup s | call s | teardown s | total s | share |\n|---|---|---|---|---|---|")
     longest = sorted(spent.items(), key=lambda item: -sum(item[1].values()))
     rest = longest[args.top:]
-    rows = longest[:args.top] + [(f"the other {len(rest)} groups", _summed(rest))] * bool(rest)
+    rows = longest[:args.top]
+    if rest:
+        rows.append((f"the other {len(rest)} groups", _summed(rest)))
     for group, phases in rows:
         s = sum(phases.values())
         print(f"| {group} | {phases['setup']:.1f} | {phases['call']:.1f} | {phases['teardown']:.1f} | {s:.1f} "
