@@ -11,8 +11,8 @@ normal game), the largest unit, the total; then the model the projection rests o
   work in its layer), ``a`` from the extra CPU time of the finer split per extra unit;
 * a layer on ``P`` cores (``P`` units of it, in a chord) takes ``a + b x ceil(items / P)`` plus the chord's join
   (``JOIN``), and the layers run one after the other: the sum is the critical path;
-* the tie-break rounds are one unit each (a round of a set of seats is one fixed point); the final round's layers
-  split like the normal game's.
+* the tie-break rounds are one unit for each number of seats (a round is one fixed point, solved once for every set
+  of as many seats: seats.py's `_renamed`); the final round's layers split like the normal game's.
 
 For other player counts (``--project``) the normal game's layers are counted exactly (the score tuples of ``N``
 seats below the goal, by total), and the rest is an assumption, stated with the table: a score tuple's work is the

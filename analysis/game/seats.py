@@ -16,14 +16,14 @@ mover's turn is one column of kernel.py's sweep: ``stop[T] = V(after(spot, T))[m
 is the same sweep's slope column with ``dstop[T] = V(after(spot, T))[j]``: the slope is carried under the mover's
 decisions, so it is the expectation of seat ``j``'s value over the turn's end under the mover's policy.
 
-Order of solution: tie-break rounds of 2, then 3, ... seats (a round that ends with its seats still all level
-starts it again: ``W_S = Phi(W_S)``, iterated, a contraction with factor P(all level again)); then the final round,
-last mover first (every later mover's spots are solved); then the normal game by decreasing total score. In the
-normal game a turn ending with 0 hands the move to the next seat at the same scores, the one cycle: for the ``n``
-movers at one score tuple, under fixed policies, ``x_m = A_m + p_m x_{m+1}`` (``x_m`` the vector at mover ``m``,
-``p_m`` = P(the turn ends with 0), one more slope column with ``dstop = [T = 0]``), solved exactly around the
-cycle; the policies are then improved from the new values (policy iteration) until the values move by less than
-``RESIDUAL_TOL``.
+Order of solution: tie-break rounds of 2, then 3, ... seats (a round that ends with its seats still all level starts
+it again: ``W_S = Phi(W_S)``, iterated, a contraction with factor P(all level again); solved once for every set of
+as many seats that play it alike, its values then renamed); then the final round, last mover first (every later
+mover's spots are solved); then the normal game by decreasing total score. In the normal game a turn ending with 0
+hands the move to the next seat at the same scores, the one cycle: for the ``n`` movers at one score tuple, under
+fixed policies, ``x_m = A_m + p_m x_{m+1}`` (``x_m`` the vector at mover ``m``, ``p_m`` = P(the turn ends with 0),
+one more slope column with ``dstop = [T = 0]``), solved exactly around the cycle; the policies are then improved
+from the new values (policy iteration) until the values move by less than ``RESIDUAL_TOL``.
 
 Mixed play (four players and more): the movers of a tuple play a game among themselves, and it may have no
 equilibrium in pure policies. Mover ``m``'s best policy depends only on ``c_m = x_{m+1}[m]``, its value of a turn
@@ -713,9 +713,9 @@ def _reachable(game: Game, levels: int) -> tuple[tuple[Final, ...], tuple[Tie, .
 
 
 class SeatsUnit(NamedTuple):
-    """One piece of a solve that a worker can do alone, given every value of the earlier layers: the tie-breaks of
-    some sets of seats, some spots of the final round (one mover), or some score tuples of one total (their
-    cycles of movers)."""
+    """One piece of a solve that a worker can do alone, given every value of the earlier layers: the tie-break round
+    of some sets of seats that play it alike (the first solved, the others its values renamed: `_renamed`), some spots
+    of the final round (one mover), or some score tuples of one total (their cycles of movers)."""
 
     n: int
     mode: str
@@ -723,7 +723,7 @@ class SeatsUnit(NamedTuple):
     goal: int
     cap: int
     kind: str  # "tie", "final" or "normal"
-    items: tuple  # sets of seats, `Final` spots, or score tuples
+    items: tuple  # sets of seats (as many, playing alike), `Final` spots, or score tuples
     rules: tuple[tuple[int, str], ...] = ()  # (seat, rule): seats that follow a fixed rule
 
     def to_dict(self) -> dict[str, Any]:
@@ -742,16 +742,21 @@ class SeatsUnit(NamedTuple):
 def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL, cap: int = CAP,
                  split: int = 1, rules: tuple[tuple[int, str], ...] = ()) -> tuple[tuple[SeatsUnit, ...], ...]:
     """The solve as layers of independent units (each layer needs every earlier one): tie-breaks by the number of
-    seats, the final round by mover from the last, the normal game by decreasing total; each of the last two
-    layers' work in `split` units. A unit's values are the same bit for bit whatever unit they are solved in."""
+    seats (one unit a round, whichever seats play it alike), the final round by mover from the last, the normal game
+    by decreasing total; each of the last two layers' work in `split` units. A unit's values are the same bit for bit
+    whatever unit they are solved in."""
     if n < 2:
         raise ValueError("a game has 2 players or more")
     game = Game(n, goal, cap)
     _rules(rules)
     finals, ties = _reachable(game, game.levels + kernel_for(mode, recycle).max_delta + 1)
     unit = functools.partial(SeatsUnit, n, mode, recycle, goal, cap)
-    sets = sorted({t.seats for t in ties}, key=lambda s: (len(s), s))
-    layers = [[unit("tie", (seats,), rules) for seats in sets if len(seats) == size] for size in range(2, n + 1)]
+    ruled = dict(rules)
+    rounds: dict[tuple, list[tuple[int, ...]]] = {}  # one unit a round up to its seats' names: what each seat plays
+    for seats in sorted({t.seats for t in ties}, key=lambda s: (len(s), s)):
+        rounds.setdefault((len(seats), *(ruled.get(seat) for seat in seats)), []).append(seats)
+    layers = [[unit("tie", tuple(sets), rules) for key, sets in rounds.items() if key[0] == size]
+              for size in range(2, n + 1)]
     for mover in range(n - 1, 0, -1):
         layers.append([unit("final", part, rules) for part in _split([f for f in finals if f.mover == mover], split)])
     for total in range(n * (goal - 1), -1, -1):
@@ -770,13 +775,35 @@ def solve_unit(unit: SeatsUnit, known: dict[Spot, np.ndarray]) -> dict[Spot, np.
     solver = _Solver(kernel_for(unit.mode, unit.recycle), game, unit.rules)
     solver.values = dict(known)
     if unit.kind == "tie":
-        for seats in unit.items:
-            solver.tiebreak(seats, _round(game, seats, solver.levels))
+        first, *others = unit.items
+        spots = _round(game, first, solver.levels)
+        solver.tiebreak(first, spots)
+        for seats in others:
+            solver.values.update(_renamed(spots, solver.values, seats))
     elif unit.kind == "final":
         solver.settle(list(unit.items))
     else:
         solver.normal([tuple(Normal(s, m) for m in range(unit.n)) for s in unit.items])
     return {spot: v for spot, v in solver.values.items() if spot not in known}
+
+
+def _renamed(spots: list[Tie], values: dict[Spot, np.ndarray], seats: tuple[int, ...]) -> dict[Tie, np.ndarray]:
+    """The values of the round of `seats` from those of a round of as many seats (`spots`, all of it, solved): the
+    same round with its seats renamed, in order.
+
+    A tie-break round's rules name no seat: its seats play in their order, each what it plays (optimal, or a rule),
+    and a turn leads to a winner among them, to a smaller round of theirs, or on in the round. So renaming the ``i``-th
+    seat of one round the ``i``-th of another, where each plays what its namesake plays, renames every spot and
+    winner, and the renamed solve is the same arithmetic on the same numbers: its values are the first round's, bit
+    for bit, moved to the new names (every other seat's 0)."""
+    name = dict(zip(spots[0].seats, seats))
+    old, new = list(name), list(name.values())
+    out = {}
+    for spot in spots:
+        value = np.zeros_like(values[spot])
+        value[new] = values[spot][old]
+        out[Tie(seats, spot.i, spot.best, tuple(name[s] for s in spot.leaders))] = value
+    return out
 
 
 def _round(game: Game, seats: tuple[int, ...], levels: int) -> list[Tie]:

@@ -108,7 +108,7 @@ def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
     """The layers' units, three per layer and each solved from the values of the earlier layers alone (as a worker
     would), give every value of the solve exactly."""
     layers = seats_layers(3, goal=5, cap=14, split=3)
-    assert [unit.kind for unit in layers[0]] == ["tie"] * 3 and layers[1][0].kind == "tie"
+    assert [unit.items for unit in layers[0]] == [((0, 1), (0, 2), (1, 2))] and layers[1][0].kind == "tie"
     assert max(len(layer) for layer in layers) == 3
     known: dict = {}
     for layer in layers:
@@ -118,6 +118,29 @@ def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
             known.update(result)
     assert known.keys() == three.values.keys()
     assert all((known[s] == three.values[s]).all() for s in known)
+
+
+@pytest.mark.parametrize("rules", [(), ((1, "stop-at:2"),)], ids=["optimal", "seat-1-stops-at-2"])
+def test_a_tie_break_round_is_solved_once_for_the_sets_of_seats_that_play_it_alike(rules):
+    """Four players: one unit a round up to its seats' names (six pairs, four threes, the four seats; with seat 1
+    on a rule, the sets with it in the same place apart), the first set solved and the others renamed, bit for bit
+    the values of each set's round solved on its own."""
+    layers = [layer for layer in seats_layers(4, goal=5, cap=14, rules=rules) if layer[0].kind == "tie"]
+    expected = [[((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))], [((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))],
+                [((0, 1, 2, 3),)]]
+    if rules:
+        expected = [[((0, 1),), ((0, 2), (0, 3), (2, 3)), ((1, 2), (1, 3))],
+                    [((0, 1, 2), (0, 1, 3)), ((0, 2, 3),), ((1, 2, 3),)], [((0, 1, 2, 3),)]]
+    assert [[unit.items for unit in layer] for layer in layers] == expected
+    renamed: dict = {}
+    alone: dict = {}
+    for layer in layers:
+        for unit in layer:
+            renamed.update(solve_unit(unit, renamed))
+            for named in unit.items:
+                alone.update(solve_unit(unit._replace(items=(named,)), alone))
+    assert renamed.keys() == alone.keys()
+    assert all(renamed[s].tobytes() == alone[s].tobytes() for s in alone)
 
 
 def test_a_sweep_groups_columns_within_its_bytes_but_never_fewer_numbers_than_sweep_numbers():
