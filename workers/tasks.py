@@ -65,8 +65,10 @@ log = logging.getLogger(__name__)
 TRANSIENT = (OperationalError, ConnectionError, TimeoutError, RedisConnectionError, RedisTimeoutError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5, "acks_late": True}
 VARIANTS = ("before-draw", "draw-then-recycle")
-BEAT_EVERY = 10  # seconds between two heartbeats of a job while one of its tasks runs
-LOST_AFTER = 40  # a running job without a heartbeat for this long, and none of it queued, is lost
+BEAT_EVERY = 5  # seconds between two heartbeats of a job while one of its tasks runs
+# A running job without a heartbeat for this long, and none of it queued, is lost: four beats missed, so a task that
+# holds the interpreter for seconds (encoding a table of megabytes) is not taken for dead.
+LOST_AFTER = 20
 
 class BrokerUnavailable(RuntimeError):
     """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read)."""
