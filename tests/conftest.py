@@ -102,6 +102,14 @@ SOLUTION_BUILDS = (
 START_GAMES = (("big-summer-action-movie", "before-draw"),)
 
 
+def solve_game(mode: str, recycle: str) -> None:
+    """Solve a two-player game into the run's store of them (`games.solved_game`) in a child process (that keeps its
+    memory), as the solutions are built."""
+    code = f"from pathlib import Path; from tests import games; games.ROOT = Path({str(games.ROOT)!r}); " \
+           f"games.solved_game({mode!r}, {recycle!r})"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=TESTS.parent, env=os.environ.copy())
+
+
 def build_solutions(modes: tuple[str, ...], variants: tuple[str, ...] = (), *flags: str) -> None:
     """Build solutions into `ZOMBIE_ODDS_SOLUTIONS` with the CLI, in a child process (that keeps their memory), one
     at a time (two test processes build side by side)."""
@@ -123,7 +131,7 @@ def solutions(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     os.environ["ZOMBIE_ODDS_BUILD_MEMORY"] = "4"  # (CI's limit is 8 GB: the sequel's bus turn, 6 GiB, is not built)
     games.ROOT = root.parent / "games"
     work = [functools.partial(build_solutions, *build) for build in SOLUTION_BUILDS]
-    work += [functools.partial(games.solved_game, *game) for game in START_GAMES]
+    work += [functools.partial(solve_game, *game) for game in START_GAMES]
     for step in work if worker_id in ("master", "gw0") else work[::-1]:
         step()
     return root
