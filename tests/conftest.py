@@ -98,7 +98,8 @@ SOLUTION_BUILDS = (
     (("santa-claus-meets-the-zombies",), ("before-draw",), "--school-bus"),
 )
 # Solved at the start of the run too, beside the builds: Big Summer's two-player game (tests/games.py), which groups in
-# both processes read (a group that asked for it first solved it while the other process's group waited, 46 s).
+# both processes read; solved by the first group that asks, it would keep a group of the other process waiting (its
+# solve takes most of a minute).
 START_GAMES = (("big-summer-action-movie", "before-draw"),)
 
 
