@@ -754,8 +754,8 @@ def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", g
     ruled = dict(rules)
     rounds: dict[tuple, list[tuple[int, ...]]] = {}  # one unit a round up to its seats' names: what each seat plays
     for seats in sorted({t.seats for t in ties}, key=lambda s: (len(s), s)):
-        rounds.setdefault((len(seats), *(ruled.get(seat) for seat in seats)), []).append(seats)
-    layers = [[unit("tie", tuple(sets), rules) for key, sets in rounds.items() if key[0] == size]
+        rounds.setdefault(tuple(ruled.get(seat) for seat in seats), []).append(seats)
+    layers = [[unit("tie", tuple(sets), rules) for plays, sets in rounds.items() if len(plays) == size]
               for size in range(2, n + 1)]
     for mover in range(n - 1, 0, -1):
         layers.append([unit("final", part, rules) for part in _split([f for f in finals if f.mover == mover], split)])

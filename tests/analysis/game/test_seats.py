@@ -120,18 +120,18 @@ def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
     assert all((known[s] == three.values[s]).all() for s in known)
 
 
-@pytest.mark.parametrize("rules", [(), ((1, "stop-at:2"),)], ids=["optimal", "seat-1-stops-at-2"])
-def test_a_tie_break_round_is_solved_once_for_the_sets_of_seats_that_play_it_alike(rules):
+@pytest.mark.parametrize("rules, units", [
+    ((), [[((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))], [((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))],
+          [((0, 1, 2, 3),)]]),
+    (((1, "stop-at:2"),), [[((0, 1),), ((0, 2), (0, 3), (2, 3)), ((1, 2), (1, 3))],
+                           [((0, 1, 2), (0, 1, 3)), ((0, 2, 3),), ((1, 2, 3),)], [((0, 1, 2, 3),)]]),
+], ids=["optimal", "seat-1-stops-at-2"])
+def test_a_tie_break_round_is_solved_once_for_the_sets_of_seats_that_play_it_alike(rules, units):
     """Four players: one unit a round up to its seats' names (six pairs, four threes, the four seats; with seat 1
     on a rule, the sets with it in the same place apart), the first set solved and the others renamed, bit for bit
     the values of each set's round solved on its own."""
     layers = [layer for layer in seats_layers(4, goal=3, cap=9, rules=rules) if layer[0].kind == "tie"]
-    expected = [[((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))], [((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))],
-                [((0, 1, 2, 3),)]]
-    if rules:
-        expected = [[((0, 1),), ((0, 2), (0, 3), (2, 3)), ((1, 2), (1, 3))],
-                    [((0, 1, 2), (0, 1, 3)), ((0, 2, 3),), ((1, 2, 3),)], [((0, 1, 2, 3),)]]
-    assert [[unit.items for unit in layer] for layer in layers] == expected
+    assert [[unit.items for unit in layer] for layer in layers] == units
     renamed: dict = {}
     alone: dict = {}
     for layer in layers:
