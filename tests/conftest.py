@@ -75,14 +75,19 @@ def group(item: pytest.Item) -> str:
     return named.args[0] if named else item.path.relative_to(TESTS).with_suffix("").as_posix()
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own teardown: the group's fixtures are gone
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """A group's turns go with it: the analysis keeps what a process solved (analysis/kept.py) for the next question,
     and the groups share nothing, so a test process that kept every group's turns would hold gigabytes for none.
     The memory goes back to the system too: glibc keeps the freed blocks of millions of small objects (the exact
-    values' integers) in its heap (3 GB after the base game's exact School Bus turn) until asked to trim it."""
+    values' integers) in its heap (3 GB after the base game's exact School Bus turn) until asked to trim it.
+    What is left lives as long as the process (modules, the session's fixtures: most of a million objects), so it is
+    frozen out of the collector's sight (`gc.freeze`): a collection then walks only what later groups make, not the
+    whole process, which took about a second at every group's end."""
     if nextitem is None or group(nextitem) != group(item):
         kept.forget()
         gc.collect()
+        gc.freeze()
         LIBC.malloc_trim(0)
 
 
@@ -101,6 +106,13 @@ SOLUTION_BUILDS = (
 # both processes read; solved by the first group that asks, it would keep a group of the other process waiting (its
 # solve takes most of a minute).
 START_GAMES = (("big-summer-action-movie", "before-draw"),)
+
+
+def built_for_the_run(mode: str, recycle: str, school_bus: bool) -> bool:
+    """Whether the run's start builds this solution (`SOLUTION_BUILDS`): known before any is built, so that what a
+    test generates at collection does not depend on which builds happened to be done."""
+    return any(mode in modes and (not variants or recycle in variants) and (flag == "--school-bus") == school_bus
+               for modes, variants, flag in SOLUTION_BUILDS)
 
 
 def solve_game(mode: str, recycle: str) -> None:

@@ -58,8 +58,7 @@ from analysis.odds import stored_solution
 from api import create_app
 from api.answers import compute
 from api.spec import load
-from tests.conftest import builder_busy
-from workers import solutions
+from tests.conftest import builder_busy, built_for_the_run
 from workers.store import Store
 from workers.tasks import table_key
 
@@ -100,7 +99,7 @@ def expensive(values: Any) -> bool:
     if objective.above(0) > CHEAP_TARGET:
         return True
     solution = stored_solution(position, objective)
-    if solution is not None and solutions.load(*solution) is None:  # not built in this run: a 503 (module docstring)
+    if solution is not None and not built_for_the_run(*solution):  # a 503 (module docstring)
         return True
     if not position.game_mode.plain or position.school_bus:  # Double Feature, School Bus (module docstring)
         return too_large(position) is None and (position.school_bus or room(position) > 0)
