@@ -83,7 +83,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     values' integers) in its heap (3 GB after the base game's exact School Bus turn) until asked to trim it.
     What is left lives as long as the process (modules, the session's fixtures: most of a million objects), so it is
     frozen out of the collector's sight (`gc.freeze`): a collection then walks only what later groups make, not the
-    whole process, which took about a second at every group's end."""
+    whole process (about a second of walking at every group's end)."""
     if nextitem is None or group(nextitem) != group(item):
         kept.forget()
         gc.collect()
