@@ -46,10 +46,11 @@ TESTS = Path(__file__).resolve().parent
 # The groups that take longest, longest first (measured with --durations=0): pytest-xdist hands the groups out in the
 # order of the run (`--no-loadscope-reorder`: not by their numbers of tests), so that one of these taken last would
 # run alone at the end while the other processes idle.
-LONGEST = ("bus-turn-start", "test_faults", "builder-busy", "analysis/game/test_seats", "api/test_docs",
-           "analysis/test_simulate", "analysis/test_table", "api/test_tables", "analysis/game/test_kernel",
-           "analysis/test_exact", "workers/test_tasks", "reports", "analysis/test_budgets", "analysis/game/test_rules",
-           "api/test_answers", "analysis/test_solutions", "analysis/game/test_many", "analysis/game/test_units")
+LONGEST = ("bus-turn-start", "test_faults", "builder-busy", "analysis/game/test_seats", "analysis/test_table",
+           "api/test_docs", "analysis/test_simulate", "analysis/test_exact", "analysis/test_budgets", "reports",
+           "workers/test_tasks", "api/test_tables", "api/test_embed", "analysis/test_solutions",
+           "analysis/game/test_rules", "analysis/game/test_many", "analysis/test_policy", "analysis/game/test_duel",
+           "analysis/game/test_solution")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
