@@ -28,9 +28,6 @@ reads them raised by a gap and comes out no higher), which is added. A capped tu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 import numpy as np
 
 from .dice import MODES
@@ -39,7 +36,7 @@ from .kept import forget
 from .objectives import ExpectedBrains
 from .policy import bus_solve
 from .position import BusState, Position
-from .solutions import CAP_EFFECT, decide, rounding
+from .solutions import CAP_EFFECT, Stored, rounding
 from .table import BUS_ACTIONS, CHANCE, DECISION, STOPPED, TYRE, bus_node_code, bus_table_for, spread
 
 __all__ = ["StoredBusTurn", "build", "ACTION_NAMES"]
@@ -126,17 +123,8 @@ def _per_way(ways: np.ndarray, den: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     return np.divide(ways, out, out=out)
 
 
-@dataclass(frozen=True, eq=False)
-class StoredBusTurn:
-    """A stored School Bus solution (`build`), its arrays from any mapping of names to arrays."""
-
-    meta: Mapping
-    arrays: Mapping[str, np.ndarray]
-
-    @property
-    def within(self) -> float:
-        """The bound on ``|float - exact|`` of every value (module docstring)."""
-        return float(self.meta["within"])
+class StoredBusTurn(Stored):
+    """A stored School Bus solution (`build`)."""
 
     def node(self, position: Position) -> int | None:
         """The decision node of a position (`index`), as every stored turn names its nodes."""
@@ -229,11 +217,6 @@ class StoredBusTurn:
         out = {"stop": float(score)} if self.can_stop(i) else {}
         out.update({name: self.chance_value(c, score) for name, c in self.actions(i).items()})
         return out
-
-    def decision(self, i: int, score: int, values: dict[str, float]) -> str:
-        """The best of node `i`'s action `values` at `score`, or ``tie`` where the bound cannot separate two
-        (`solutions.decide`)."""
-        return decide(values, self.within)
 
     # -- the policy and the score distribution -------------------------------------------------------------
     def policy(self, nodes: np.ndarray, score: int) -> np.ndarray:

@@ -63,10 +63,34 @@ def _mpq(x: Fraction) -> mpq:
     return mpq(x.numerator, x.denominator)
 
 
-class ExactTurn:
+class _Distributions:
+    """The score distributions an exact engine has worked out, the most recent `DISTRIBUTIONS_KEPT` (each is a
+    forward pass of its own, and a server is asked about the same positions again)."""
+
+    def __init__(self) -> None:
+        self._distributions: OrderedDict[tuple[int, int], dict[int, Fraction]] = OrderedDict()
+
+    def score_distribution(self, roll: int, score: int) -> dict[int, Fraction]:
+        """P(final turn score = k) if the player makes `roll` at `score` (a plain turn's state, rolled; a School
+        Bus turn's chance node, one of a decision node's `actions`) and then follows the policy."""
+        key = (roll, score)
+        if key in self._distributions:
+            self._distributions.move_to_end(key)
+        else:
+            self._distributions[key] = self._forward(roll, score)
+            if len(self._distributions) > DISTRIBUTIONS_KEPT:
+                self._distributions.popitem(last=False)
+        return self._distributions[key]
+
+    def _forward(self, roll: int, score: int) -> dict[int, Fraction]:
+        raise NotImplementedError
+
+
+class ExactTurn(_Distributions):
     """Exact roll and stop values, decisions and score distributions for one solved objective."""
 
     def __init__(self, solution: Solution):
+        super().__init__()
         self.solution = solution
         table = solution.table
         # a roll's results as integers (ways over the state's denominator): a sum of ways times values is
@@ -90,7 +114,6 @@ class ExactTurn:
         self._values: dict[tuple[int, int], tuple[mpz, int]] = {}  # (score, state) -> (D V, group), where it may roll
         self._groups: list[tuple[tuple[int, ...], mpz]] = []  # per group, D and the exponents of its primes
         self._ratios: dict[tuple[int, int], mpz] = {}  # (group, a group its results are in) -> the ratio of their Ds
-        self._distributions: OrderedDict[tuple[int, int], dict[int, Fraction]] = OrderedDict()
         self._choice = self._choices().tobytes()  # indexed for every result visited: bytes read fastest
         self._rank, self._offsets = solution.rank.tolist(), solution.offsets.tolist()
         self._first = table.start if table.compulsory else -1  # the turn start: its roll is compulsory
@@ -290,17 +313,6 @@ class ExactTurn:
         return self.decision(i, score) == "roll"
 
     # -- distributions ------------------------------------------------------------------------
-    def score_distribution(self, i0: int, score0: int) -> dict[int, Fraction]:
-        """P(final turn score = k) if the player rolls now and then follows the policy (memoised, LRU)."""
-        key = (i0, score0)
-        if key in self._distributions:
-            self._distributions.move_to_end(key)
-        else:
-            self._distributions[key] = self._forward(i0, score0)
-            if len(self._distributions) > DISTRIBUTIONS_KEPT:
-                self._distributions.popitem(last=False)
-        return self._distributions[key]
-
     def _forward(self, i0: int, score0: int) -> dict[int, Fraction]:
         """P(final turn score = k) if the player rolls now and then follows the policy.
 
@@ -515,11 +527,12 @@ def solve_exact(rows: dict, rhs: dict) -> dict:
     return x
 
 
-class ExactBusTurn:
+class ExactBusTurn(_Distributions):
     """Exact values of every option, decisions, tyre-tracks choices and score distributions, for one
     objective solved over a `BusTable`, computed lazily along the solved policy (module docstring)."""
 
     def __init__(self, solution: BusSolution):
+        super().__init__()
         self.solution = solution
         self.table = table = solution.table
         self._p: dict[int, tuple] = {}
@@ -529,7 +542,6 @@ class ExactBusTurn:
             for k, layer in enumerate(block):
                 for i in layer.tolist():
                     self._place[i] = (b, k)
-        self._distributions: OrderedDict[tuple, dict[int, Fraction]] = OrderedDict()
         # per level, decision node -> bitmask of its candidate options (absent: stop alone)
         self._candidates = [dict(zip(a.tolist(), m.tolist()))
                             for a, m in zip(solution.candidate_nodes, solution.candidate_masks)]
@@ -779,18 +791,6 @@ class ExactBusTurn:
         return self._choices[key]
 
     # -- distributions --------------------------------------------------------------------------------
-    def score_distribution(self, c: int, score: int) -> dict[int, Fraction]:
-        """P(final turn score = k) if the player rolls chance node `c` now (one of a decision node's `actions`)
-        and then follows the policy (memoised, LRU)."""
-        key = (c, score)
-        if key in self._distributions:
-            self._distributions.move_to_end(key)
-        else:
-            self._distributions[key] = self._forward(c, score)
-            if len(self._distributions) > DISTRIBUTIONS_KEPT:
-                self._distributions.popitem(last=False)
-        return self._distributions[key]
-
     def _forward(self, c0: int, score0: int) -> dict[int, Fraction]:
         """P(final turn score = k) from chance node `c0` at `score0` under the policy.
 

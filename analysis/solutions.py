@@ -48,7 +48,7 @@ from .policy import solve
 from .position import DiceState, Position
 from .table import spread, state_code, table_for
 
-__all__ = ["StoredTurn", "build", "decide", "rounding", "spread", "CAP_EFFECT", "UNIT"]
+__all__ = ["Stored", "StoredTurn", "build", "decide", "rounding", "spread", "CAP_EFFECT", "UNIT"]
 
 UNIT = 2.0 ** -53
 CAP_EFFECT = 1e-12  # the most a cap moves a value (module docstring)
@@ -101,8 +101,9 @@ def build(mode: str, recycle: str) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 @dataclass(frozen=True, eq=False)
-class StoredTurn:
-    """A stored solution (`build`), its arrays from any mapping of names to arrays (memory-mapped files)."""
+class Stored:
+    """A stored solution, with or without the School Bus: its meta (JSON values) and its arrays, from any mapping
+    of names to arrays (memory-mapped files), every value within the bound its meta states."""
 
     meta: Mapping
     arrays: Mapping[str, np.ndarray]
@@ -111,6 +112,15 @@ class StoredTurn:
     def within(self) -> float:
         """The bound on ``|float - exact|`` of every value (module docstring)."""
         return float(self.meta["within"])
+
+    def decision(self, i: int, score: int, values: dict[str, float]) -> str:
+        """The best of node `i`'s action `values` at `score`, or ``tie`` where the bound cannot separate two
+        (`decide`)."""
+        return decide(values, self.within)
+
+
+class StoredTurn(Stored):
+    """A stored solution (`build`): the plain turn's."""
 
     def node(self, position: Position) -> int | None:
         """The state of a position (`index`), as every stored turn names its nodes."""
@@ -163,11 +173,6 @@ class StoredTurn:
         if (i, score) == (0, 0) and self.meta["compulsory"]:
             return {"roll": roll}
         return {"roll": roll, "stop": float(score)}
-
-    def decision(self, i: int, score: int, values: dict[str, float]) -> str:
-        """The best of node `i`'s action `values` at `score`, or ``tie`` where the bound cannot separate two
-        (`solutions.decide`)."""
-        return decide(values, self.within)
 
     @cached_property
     def max_delta(self) -> int:
