@@ -453,8 +453,9 @@ class _Solver:
         with the seats all level again (carried as one more column); so ``W = A / (1 - p)`` at the start.
 
         A spot from which the round cannot come back to its start (no turn leads there, or to a spot that can) is
-        worth the same whatever ``W``: it is solved once, in the first iteration. In the three seats' round that is
-        two thirds of the last mover's spots: those where one seat leads.
+        worth the same whatever ``W``: it is settled once, before the iterations, and without the column of ``p``
+        (its is 0). In the three seats' round that is two thirds of the last mover's spots: those where one seat
+        leads.
 
         As in the normal game (`normal`), every iteration but the first, and a first that moves ``W`` by less than
         `CHECK_BELOW`, is followed by a check rather than by another iteration to confirm it: the spots' values
@@ -466,11 +467,13 @@ class _Solver:
         loops = {start}
         for i in by_mover:  # (a turn leads to the round's next mover, or ends the round)
             loops.update(s for s in spots if s.i == i and any(t in loops for t in self.game.outcomes(s, self.levels)))
+        for i in by_mover:  # (they lead only to each other, by later movers, and out of the round)
+            self.settle([s for s in spots if s.i == i and s not in loops])
         for iteration in range(MAX_ITERATIONS):
             self.values[start] = w
             again: dict[Spot | int, float] = {start: 1.0}
             for i in by_mover:
-                these = [s for s in spots if s.i == i and (iteration == 0 or s in loops)]
+                these = [s for s in spots if s.i == i and s in loops]
                 if not these:
                     continue
                 back = [np.array([again.get(t, 0.0) for t in self.game.outcomes(s, self.levels)]) for s in these]
