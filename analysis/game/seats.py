@@ -454,7 +454,7 @@ class _Solver:
 
         A spot from which the round cannot come back to its start (no turn leads there, or to a spot that can) is
         worth the same whatever ``W``: it is settled once, before the iterations, and without the column of ``p``
-        (its is 0). In the three seats' round that is two thirds of the last mover's spots: those where one seat
+        (theirs is 0). In the three seats' round that is two thirds of the last mover's spots: those where one seat
         leads.
 
         As in the normal game (`normal`), every iteration but the first, and a first that moves ``W`` by less than
