@@ -23,7 +23,10 @@ stops; a column that stops in every block at level ``T`` is not computed there a
 A level of a layer is one compiled step (`_layer`, numba): for each row, the rolls' sums over every column and
 slope at once, the decision and the new values, with no array made in between. A row's sum reads the rows its
 rolls lead to, each ``slopes x columns`` numbers in a row of memory, so the innermost loop is one vector
-multiply-add; the solvers spend nearly all their time there.
+multiply-add; the solvers spend nearly all their time there. It takes the rolls two at a time: one pass over the
+row's running sum adds both, each number the first roll's term and then the second's, so every sum is the one a
+roll at a time makes, bit for bit, with half the running sum's loads and stores (the three players' solve takes a
+quarter less time: bench/README.md).
 """
 
 from __future__ import annotations
@@ -288,8 +291,9 @@ def _layer(u, at, width, level, c, a, rows, deltas, ptr, to, p, up_sum, ends, st
     """Level `level` of a layer's first `rows` rows, for the `c` columns rolling there (`sweep`), into `u` (every
     level's ``(n, m, width)`` array, flat, the level's at ``at[level]``); each row's sum of rolls into `r`.
 
-    Each part of the rolls is summed on its own from 0, entry by entry in stored order, then added to the row's
-    sum, parts in order, a column at a time: so a column's numbers depend on it alone, and on no batch."""
+    Each part of the rolls is summed on its own from 0, entry by entry in stored order (two entries a pass: module
+    docstring), then added to the row's sum, parts in order, a column at a time: so a column's numbers depend on it
+    alone, and on no batch."""
     m = ends.shape[1]
     part = np.empty(m * c)
     go = np.empty(c, dtype=np.bool_)
@@ -312,13 +316,20 @@ def _layer(u, at, width, level, c, a, rows, deltas, ptr, to, p, up_sum, ends, st
                     src, dst = u[base + j * wide:base + j * wide + w], part[j * w:(j + 1) * w]
                     for col in range(w):
                         dst[col] = x * src[col]
-                for e in range(first + 1, last):  # (slices: the loops over one compile to vector instructions)
-                    x, base = p[e], at[source] + to[e] * m * wide
-                    if w == wide:  # the source's row is m * w numbers in a row
-                        src = u[base:base + m * w]
-                        for t in range(m * w):
+                if w == wide:  # each source's row is m * w numbers in a row: two entries a pass over `part`
+                    n, o = m * w, at[source]
+                    for e in range(first + 1, last - 1, 2):
+                        x, y = p[e], p[e + 1]
+                        src, nxt = u[o + to[e] * n:o + to[e] * n + n], u[o + to[e + 1] * n:o + to[e + 1] * n + n]
+                        for t in range(n):
+                            part[t] = (part[t] + x * src[t]) + y * nxt[t]
+                    if (last - first) % 2 == 0:  # (an odd number of entries after the first: the last alone)
+                        x, src = p[last - 1], u[o + to[last - 1] * n:o + to[last - 1] * n + n]
+                        for t in range(n):
                             part[t] += x * src[t]
-                    else:
+                else:
+                    for e in range(first + 1, last):  # (slices: the loops over one compile to vector instructions)
+                        x, base = p[e], at[source] + to[e] * m * wide
                         for j in range(m):
                             src, dst = u[base + j * wide:base + j * wide + w], part[j * w:(j + 1) * w]
                             for col in range(w):
