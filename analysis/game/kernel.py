@@ -25,8 +25,7 @@ slope at once, the decision and the new values, with no array made in between. A
 rolls lead to, each ``slopes x columns`` numbers in a row of memory, so the innermost loop is one vector
 multiply-add; the solvers spend nearly all their time there. It takes the rolls two at a time: one pass over the
 row's running sum adds both, each number the first roll's term and then the second's, so every sum is the one a
-roll at a time makes, bit for bit, with half the running sum's loads and stores (the three players' solve takes a
-quarter less time: bench/README.md).
+roll at a time makes, bit for bit, with half the running sum's loads and stores (bench/README.md measures it).
 """
 
 from __future__ import annotations
