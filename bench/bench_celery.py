@@ -81,6 +81,7 @@ def _timeline(store: Path, workers: int, start: float, end: float, layers: list[
     bounds = ([start] + [a for a, _ in joins] + [end])[:len(layers) + 1]
     for k, layer in enumerate(layers):
         kind = layer[0].get("kind") or ("tie+final" if layer[0]["layer"] == 0 else "normal")  # (two players': layer 0)
+        kind = kind if kind in ("tie+final", "final", "normal") else "tie"  # (a tie-break round's layers, together)
         busy = sum(b - a for a, b, task in spans if task == "solve_unit" and bounds[k] <= a < bounds[k + 1])
         join = joins[k - 1][1] if k else 0.0
         out[f"busy {kind}"] = out.get(f"busy {kind}", 0.0) + busy

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -74,6 +74,7 @@ __all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "spot_for"
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
 CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
 MAX_ITERATIONS = 200
+PASSES = 2  # a tie-break round's passes laid out as layers of units (`seats_layers`): it nearly always needs two
 FORMAT = "zombie-odds/seats/1"
 TURNS_KEPT = 8  # `SeatsSolution.decision`'s sweeps kept (about 20 MB each in the base game)
 SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns) ...
@@ -99,6 +100,27 @@ class Tie(NamedTuple):
 
 
 Spot = Normal | Final | Tie
+
+
+class Back(NamedTuple):
+    """The key of a tie-break spot's chance, under its pass's policies, that the round ends with its seats all level
+    again (and starts over): what a pass of the round's iteration hands on to the next mover and to the round's end
+    (`_Solver.tiebreak`), kept with the values while the round is solved, and in no table."""
+
+    spot: Tie
+
+
+class Round(NamedTuple):
+    """A tie-break round's spots: its start; the others that can lead back to it (`loops`), and those that cannot
+    (`settled`), each by mover, last mover first (the start in neither)."""
+
+    start: Tie
+    loops: tuple[tuple[Tie, ...], ...]
+    settled: tuple[tuple[Tie, ...], ...]
+
+    @property
+    def spots(self) -> list[Tie]:
+        return [self.start, *(s for spots in self.loops + self.settled for s in spots)]
 
 
 @dataclass(frozen=True)
@@ -315,15 +337,26 @@ def spot_from(data: dict[str, Any]) -> Spot:
     raise ValueError(f"not a start of a turn: {sorted(data)}")
 
 
-def encode(values: dict[Spot, np.ndarray]) -> dict[str, Any]:
-    """Values by start of a turn as plain data: ``{"spots": [{...spot_dict, "p": [P(each seat wins)]}, ...]}``."""
-    return {"spots": [{**spot_dict(spot), "p": v.tolist()} for spot, v in values.items()]}
+def encode(values: dict[Spot | Back, np.ndarray]) -> dict[str, Any]:
+    """Values by start of a turn as plain data: ``{"spots": [{...spot_dict, "p": [P(each seat wins)]}, ...]}``, and
+    the `Back`s among them, if any, as ``"back"``: ``[{...spot_dict, "p": [chance]}, ...]``."""
+    out = {"spots": [{**spot_dict(spot), "p": v.tolist()} for spot, v in values.items() if not isinstance(spot, Back)]}
+    back = [{**spot_dict(key.spot), "p": v.tolist()} for key, v in values.items() if isinstance(key, Back)]
+    return {**out, "back": back} if back else out
 
 
-def decode(data: dict[str, Any]) -> dict[Spot, np.ndarray]:
+def decode(data: dict[str, Any]) -> dict[Spot | Back, np.ndarray]:
     """`encode`'s inverse."""
-    return {spot_from({k: v for k, v in item.items() if k != "p"}): np.array(item["p"], dtype=float)
-            for item in data.get("spots", [])}
+    def read(item: dict[str, Any]) -> Spot:
+        return spot_from({k: v for k, v in item.items() if k != "p"})
+
+    return {**{read(item): np.array(item["p"], dtype=float) for item in data.get("spots", [])},
+            **{Back(read(item)): np.array(item["p"], dtype=float) for item in data.get("back", [])}}
+
+
+def values_only(known: dict[Spot | Back, np.ndarray]) -> dict[Spot, np.ndarray]:
+    """The values of the starts of a turn among what a solve's units gave (their tie-break rounds' `Back`s left out)."""
+    return {spot: v for spot, v in known.items() if not isinstance(spot, Back)}
 
 
 def _order(spot: Spot) -> tuple:
@@ -447,48 +480,74 @@ class _Solver:
             values, _ = self.solve(spots, [self.table(s) for s in spots])
             self.values.update(zip(spots, values))
 
-    def tiebreak(self, seats: tuple[int, ...], spots: list[Tie]) -> None:
-        """The tie-break of `seats` (`spots`: every spot of its round), by policy iteration on the value ``W`` of the
-        round's start: under fixed policies a spot is worth ``A + p W``, ``p`` the probability that the round ends
-        with the seats all level again (carried as one more column); so ``W = A / (1 - p)`` at the start.
+    def tiebreak(self, round_: Round, iteration: int) -> None:
+        """The tie-break round `round_`, by policy iteration on the value ``W`` of the round's start: under fixed
+        policies a spot is worth ``A + p W``, ``p`` the probability that the round ends with the seats all level again
+        (carried as one more column, its `Back`); so ``W = A / (1 - p)`` at the start.
 
         A spot from which the round cannot come back to its start (no turn leads there, or to a spot that can) is
         worth the same whatever ``W``: it is settled once, before the iterations, and without the column of ``p``
         (theirs is 0). In the three seats' round that is two thirds of the last mover's spots: those where one seat
         leads.
 
+        An iteration is a pass over the movers, last first (`tie_pass`: a turn leads to the round's next mover, or
+        ends the round), then the start's turn (`restart`: the new ``W``). `seats_layers` lays the settling and the
+        first `PASSES` passes out as layers of units, each pass's restart a unit, but the last pass's: the round's last
+        unit makes it here (`iteration`: that pass's number, its values and backs in `values`), moves the spots to the
+        new ``W``, and goes on with more passes while the round is not solved.
+
         As in the normal game (`normal`), every iteration but the first, and a first that moves ``W`` by less than
         `CHECK_BELOW`, is followed by a check rather than by another iteration to confirm it: the spots' values
         under the iteration's policies, moved to the new ``W`` (``A + p W``), must be what each mover gets by its
         best decisions against them, its own value alone, one number a column where an iteration carries three."""
-        start = Tie(seats, 0, 0, ())
-        w = np.where(np.isin(np.arange(self.game.n), seats), 1 / len(seats), 0.0)
-        by_mover = sorted({s.i for s in spots}, reverse=True)
-        loops = {start}
-        for i in by_mover:  # (a turn leads to the round's next mover, or ends the round)
-            loops.update(s for s in spots if s.i == i and any(t in loops for t in self.game.outcomes(s, self.levels)))
-        for i in by_mover:  # (they lead only to each other, by later movers, and out of the round)
-            self.settle([s for s in spots if s.i == i and s not in loops])
-        for iteration in range(MAX_ITERATIONS):
-            self.values[start] = w
-            again: dict[Spot | int, float] = {start: 1.0}
-            for i in by_mover:
-                these = [s for s in spots if s.i == i and s in loops]
-                if not these:
-                    continue
-                back = [np.array([again.get(t, 0.0) for t in self.game.outcomes(s, self.levels)]) for s in these]
-                values, ends = self.solve(these, [self.table(s) for s in these], back)
-                if i:
-                    self.values.update(zip(these, values))
-                    again.update(zip(these, ends.tolist()))
-            new = (values[0] - ends[0] * w) / (1 - ends[0])
+        loops = [spot for spots in round_.loops for spot in spots]
+        checked = sorted([round_.start, *loops])
+        while True:
+            w, new = self.restart(round_.start)
             moved = np.abs(new - w).max()
-            for spot in loops - {start}:  # (no other spot's value depends on W)
-                self.values[spot] = self.values[spot] + again[spot] * (new - w)
-            w = self.values[start] = new
-            if moved < RESIDUAL_TOL or ((iteration or moved < CHECK_BELOW) and self._settled(sorted(loops))):
+            for spot in loops:  # (no other spot's value depends on W)
+                self.values[spot] = self.values[spot] + self.values[Back(spot)][0] * (new - w)
+            if moved < RESIDUAL_TOL or ((iteration or moved < CHECK_BELOW) and self._settled(checked)):
                 return
-        raise ArithmeticError(f"the tie-break of seats {seats} did not converge")
+            iteration += 1
+            if iteration == MAX_ITERATIONS:
+                raise ArithmeticError(f"the tie-break of seats {round_.start.seats} did not converge")
+            for spots in round_.loops:
+                self.tie_pass(list(spots))
+
+    def tie_pass(self, spots: list[Tie]) -> None:
+        """One mover's spots of a tie-break round that can come back to its start, in one pass of its iteration
+        (`tiebreak`): each one's values and `Back` under the pass's ``W`` (the start's value, even at first) and the
+        next mover's backs."""
+        start = Tie(spots[0].seats, 0, 0, ())
+        first = start not in self.values  # (the first pass reads W at an even split; `restart` writes W)
+        self.values[start] = self._w(start)
+        tables = [self.table(s) for s in spots]
+        if first:
+            del self.values[start]
+        values, ends = self.solve(spots, tables, [self._backs(s) for s in spots])
+        self.values.update(zip(spots, values))
+        self.values.update((Back(s), np.array([e])) for s, e in zip(spots, ends))
+
+    def restart(self, start: Tie) -> tuple[np.ndarray, np.ndarray]:
+        """The start's turn of a tie-break round against the pass's second mover (`tie_pass`): ``W`` before and
+        after (the start's value, now the after)."""
+        w = self._w(start)
+        values, ends = self.solve([start], [self.table(start)], [self._backs(start)])
+        new = self.values[start] = (values[0] - ends[0] * w) / (1 - ends[0])
+        return w, new
+
+    def _w(self, start: Tie) -> np.ndarray:
+        """The value of a tie-break round's start in its pass: ``W``, an even split before the first restart."""
+        w = self.values.get(start)
+        return np.where(np.isin(np.arange(self.game.n), start.seats), 1 / len(start.seats), 0.0) if w is None else w
+
+    def _backs(self, spot: Tie) -> np.ndarray:
+        """By turn total, the chance that ending the turn at `spot` with it leads back to the round's start: 1 for
+        the start itself, the pass's `Back` of a later mover's spot, 0 where the round cannot come back."""
+        start = Tie(spot.seats, 0, 0, ())
+        return np.array([1.0 if t == start else float(self.values[Back(t)][0]) if Back(t) in self.values else 0.0
+                         for t in self.game.outcomes(spot, self.levels)])
 
     def _settled(self, spots: list[Spot]) -> bool:
         """Whether every spot's mover, deciding against the values of the spots its turn leads to, gets its own
@@ -716,56 +775,81 @@ def _reachable(game: Game, levels: int) -> tuple[tuple[Final, ...], tuple[Tie, .
 
 
 class SeatsUnit(NamedTuple):
-    """One piece of a solve that a worker can do alone, given every value of the earlier layers: the tie-break round
-    of some sets of seats that play it alike (the first solved, the others its values renamed: `_renamed`), some spots
-    of the final round (one mover), or some score tuples of one total (their cycles of movers)."""
+    """One piece of a solve that a worker can do alone, given every value of the earlier layers (`kind`): of a
+    tie-break round (`_Solver.tiebreak`), some of one mover's spots that cannot lead back to its start (``settle``) or
+    that can, in one pass (``pass``), the start's turn ending a pass (``restart``: `items` the round's seats) or
+    ending the round (``tie``: `items` the sets of seats that play it alike, the first solved, the others its values
+    renamed: `_renamed`); some spots of the final round (``final``: one mover); some score tuples of one total
+    (``normal``: their cycles of movers)."""
 
     n: int
     mode: str
     recycle: str
     goal: int
     cap: int
-    kind: str  # "tie", "final" or "normal"
-    items: tuple  # sets of seats (as many, playing alike), `Final` spots, or score tuples
+    kind: str  # "settle", "pass", "restart", "tie", "final" or "normal"
+    items: tuple  # spots (`SPOT_KINDS`), sets of seats (as many, playing alike), or score tuples
     rules: tuple[tuple[int, str], ...] = ()  # (seat, rule): seats that follow a fixed rule
 
     def to_dict(self) -> dict[str, Any]:
-        items = [spot_dict(f) for f in self.items] if self.kind == "final" else [list(t) for t in self.items]
+        items = [spot_dict(f) for f in self.items] if self.kind in SPOT_KINDS else [list(t) for t in self.items]
         return {**self._asdict(), "items": items, "rules": [list(r) for r in self.rules]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SeatsUnit:
         kind = str(data["kind"])
-        items = tuple(spot_from(f) if kind == "final" else tuple(map(int, f)) for f in data["items"])
+        items = tuple(spot_from(f) if kind in SPOT_KINDS else tuple(map(int, f)) for f in data["items"])
         return cls(int(data["n"]), str(data["mode"]), str(data["recycle"]), int(data["goal"]), int(data["cap"]),
                    kind, items, tuple((int(seat), str(rule)) for seat, rule in data["rules"]))
+
+
+SPOT_KINDS = ("settle", "pass", "final")  # the kinds of unit whose items are spots
 
 
 @functools.cache  # (a job asks at every layer)
 def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL, cap: int = CAP,
                  split: int = 1, rules: tuple[tuple[int, str], ...] = ()) -> tuple[tuple[SeatsUnit, ...], ...]:
     """The solve as layers of independent units (each layer needs every earlier one): tie-breaks by the number of
-    seats (one unit a round, whichever seats play it alike), the final round by mover from the last, the normal game
-    by decreasing total; each of the last two layers' work in `split` units. A unit's values are the same bit for bit
-    whatever unit they are solved in."""
+    seats (one round, whichever seats play it alike: `_round_layers`), the final round by mover from the last, the
+    normal game by decreasing total; each layer's spots or score tuples in `split` units. A unit's values are the same
+    bit for bit whatever unit they are solved in."""
     if n < 2:
         raise ValueError("a game has 2 players or more")
     game = Game(n, goal, cap)
     _rules(rules)
-    finals, ties = _reachable(game, game.levels + kernel_for(mode, recycle).max_delta + 1)
-    unit = functools.partial(SeatsUnit, n, mode, recycle, goal, cap)
+    levels = game.levels + kernel_for(mode, recycle).max_delta + 1
+    finals, ties = _reachable(game, levels)
+
+    def unit(kind: str, items: tuple) -> SeatsUnit:
+        return SeatsUnit(n, mode, recycle, goal, cap, kind, items, rules)
+
     ruled = dict(rules)
-    rounds: dict[tuple, list[tuple[int, ...]]] = {}  # one unit a round up to its seats' names: what each seat plays
+    rounds: dict[tuple, list[tuple[int, ...]]] = {}  # one round up to its seats' names: what each seat plays
     for seats in sorted({t.seats for t in ties}, key=lambda s: (len(s), s)):
         rounds.setdefault(tuple(ruled.get(seat) for seat in seats), []).append(seats)
-    layers = [[unit("tie", tuple(sets), rules) for plays, sets in rounds.items() if len(plays) == size]
-              for size in range(2, n + 1)]
+    layers = []
+    for size in range(2, n + 1):  # (the rounds of as many seats alike, their layers side by side)
+        steps = [_round_layers(_round(game, sets[0], levels), sets, split, unit)
+                 for plays, sets in rounds.items() if len(plays) == size]
+        layers += [[u for step in layer for u in step] for layer in zip(*steps)]
     for mover in range(n - 1, 0, -1):
-        layers.append([unit("final", part, rules) for part in _split([f for f in finals if f.mover == mover], split)])
+        layers.append([unit("final", part) for part in _split([f for f in finals if f.mover == mover], split)])
     for total in range(n * (goal - 1), -1, -1):
         tuples = [s for s in itertools.product(range(goal), repeat=n) if sum(s) == total]
-        layers.append([unit("normal", part, rules) for part in _split(tuples, split)])
+        layers.append([unit("normal", part) for part in _split(tuples, split)])
     return tuple(tuple(layer) for layer in layers if layer)
+
+
+def _round_layers(round_: Round, sets: list[tuple[int, ...]], split: int,
+                  unit: Callable[[str, tuple], SeatsUnit]) -> list[list[SeatsUnit]]:
+    """The layers of a tie-break round (`_Solver.tiebreak`; `round_` that of `sets[0]`, which plays it as every set of
+    `sets` does): its spots that cannot lead back to the start, mover by mover; then `PASSES` passes over the movers,
+    each but the last ended by a restart; then its last unit, which ends the last pass and the round."""
+    layers = [[unit("settle", part) for part in _split(list(spots), split)] for spots in round_.settled if spots]
+    for k in range(PASSES):
+        layers += [[unit("pass", part) for part in _split(list(spots), split)] for spots in round_.loops if spots]
+        layers.append([unit("restart", (sets[0],))] if k < PASSES - 1 else [unit("tie", tuple(sets))])
+    return layers
 
 
 def _split(items: list, parts: int) -> list[tuple]:
@@ -773,21 +857,26 @@ def _split(items: list, parts: int) -> list[tuple]:
 
 
 def solve_unit(unit: SeatsUnit, known: dict[Spot, np.ndarray]) -> dict[Spot, np.ndarray]:
-    """The values of `unit`'s spots, from `known` (every value of the earlier layers)."""
+    """What `unit` solves (its spots' values, and a tie-break pass's `Back`s), from `known` (all that the earlier
+    layers solved)."""
     game = Game(unit.n, unit.goal, unit.cap)
     solver = _Solver(kernel_for(unit.mode, unit.recycle), game, unit.rules)
     solver.values = dict(known)
-    if unit.kind == "tie":
-        first, *others = unit.items
-        spots = _round(game, first, solver.levels)
-        solver.tiebreak(first, spots)
-        for seats in others:
-            solver.values.update(_renamed(spots, solver.values, seats))
-    elif unit.kind == "final":
+    if unit.kind in ("settle", "final"):
         solver.settle(list(unit.items))
+    elif unit.kind == "pass":
+        solver.tie_pass(list(unit.items))
+    elif unit.kind == "restart":
+        solver.restart(Tie(unit.items[0], 0, 0, ()))
+    elif unit.kind == "tie":
+        first, *others = unit.items
+        round_ = _round(game, first, solver.levels)
+        solver.tiebreak(round_, PASSES - 1)
+        for seats in others:
+            solver.values.update(_renamed(round_.spots, solver.values, seats))
     else:
         solver.normal([tuple(Normal(s, m) for m in range(unit.n)) for s in unit.items])
-    return {spot: v for spot, v in solver.values.items() if spot not in known}
+    return {key: v for key, v in solver.values.items() if known.get(key) is not v}  # (what the unit wrote)
 
 
 def _renamed(spots: list[Tie], values: dict[Spot, np.ndarray], seats: tuple[int, ...]) -> dict[Tie, np.ndarray]:
@@ -809,8 +898,8 @@ def _renamed(spots: list[Tie], values: dict[Spot, np.ndarray], seats: tuple[int,
     return out
 
 
-def _round(game: Game, seats: tuple[int, ...], levels: int) -> list[Tie]:
-    """Every spot of a tie-break round of `seats` (its start first)."""
+def _round(game: Game, seats: tuple[int, ...], levels: int) -> Round:
+    """The spots of a tie-break round of `seats`, by role (`Round`)."""
     start = Tie(seats, 0, 0, ())
     found, frontier = {start: None}, [start]
     while frontier:
@@ -818,7 +907,12 @@ def _round(game: Game, seats: tuple[int, ...], levels: int) -> list[Tie]:
             if isinstance(target, Tie) and target.seats == seats and target not in found:
                 found[target] = None
                 frontier.append(target)
-    return list(found)
+    by_mover = sorted({s.i for s in found if s.i}, reverse=True)
+    loops = {start}
+    for i in by_mover:  # (a turn leads to the round's next mover, or ends the round)
+        loops.update(s for s in found if s.i == i and any(t in loops for t in game.outcomes(s, levels)))
+    return Round(start, *(tuple(tuple(s for s in found if s.i == i and (s in loops) == back) for i in by_mover)
+                          for back in (True, False)))
 
 
 def solve_seats(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL,
@@ -827,8 +921,8 @@ def solve_seats(n: int, mode: str = "original", recycle: str = "before-draw", go
     units one after the other). The seats named in `rules` follow theirs (``((seat, "stop-at:N,S"), ...)``) and
     the others maximise against them: each value is then the policy evaluation of the rules and the best
     responses to them."""
-    values: dict[Spot, np.ndarray] = {}
+    values: dict[Spot | Back, np.ndarray] = {}
     for layer in seats_layers(n, mode, recycle, goal, cap, rules=rules):
         for unit in layer:
             values.update(solve_unit(unit, values))
-    return SeatsSolution(mode, recycle, Game(n, goal, cap), values, rules)
+    return SeatsSolution(mode, recycle, Game(n, goal, cap), values_only(values), rules)

@@ -19,7 +19,18 @@ import numpy as np
 from ..dice import MODES
 from .duel import CAP, GOAL
 from .kernel import kernel_for
-from .seats import Game, SeatsSolution, SeatsUnit, Spot, decode, encode, every_spot, seats_layers, solve_unit
+from .seats import (
+    Game,
+    SeatsSolution,
+    SeatsUnit,
+    Spot,
+    decode,
+    encode,
+    every_spot,
+    seats_layers,
+    solve_unit,
+    values_only,
+)
 from .solution import GameSolution, WorkUnit, game_layers, solve_layer
 from .solution import assemble as assemble_two
 from .solution import merge as merge_two
@@ -105,7 +116,7 @@ def assemble(mode: str, recycle: str, known: Known) -> GameSolution | SeatsSolut
     """The table from every unit's values; ValueError if one is missing."""
     if known.players == 2:
         return assemble_two(mode, recycle, [known.values])
-    solution = SeatsSolution(mode, recycle, Game(known.players, GOAL, CAP), dict(known.values))
+    solution = SeatsSolution(mode, recycle, Game(known.players, GOAL, CAP), values_only(known.values))
     game, levels = solution.game, solution.game.levels + kernel_for(mode, recycle).max_delta + 1
     missing = next((spot for spot in every_spot(game, levels) if spot not in solution.values), None)
     if missing is not None:

@@ -106,18 +106,22 @@ def test_two_players_are_the_duel():
 
 def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
     """The layers' units, three per layer and each solved from the values of the earlier layers alone (as a worker
-    would), give every value of the solve exactly."""
+    would), give every value of the solve exactly: the tie-break rounds' passes split like the rest of the game, and
+    no two units of a layer write the same value."""
     layers = seats_layers(3, goal=5, cap=14, split=3)
-    assert [unit.items for unit in layers[0]] == [((0, 1), (0, 2), (1, 2))] and layers[1][0].kind == "tie"
+    kinds = [layer[0].kind for layer in layers]
+    assert kinds[:4] == ["pass", "restart", "pass", "tie"]  # the round of two seats: all its spots can lead back
+    assert [len(layer) for layer in layers[:4]] == [3, 1, 3, 1] and layers[3][0].items == ((0, 1), (0, 2), (1, 2))
+    assert kinds[4:kinds.index("final")] == ["settle", "pass", "pass", "restart", "pass", "pass", "tie"]  # (three)
     assert max(len(layer) for layer in layers) == 3
     known: dict = {}
     for layer in layers:
         results = [solve_unit(unit, known) for unit in layer]
-        assert not set().union(*results) & set(known)
+        assert sum(map(len, results)) == len(set().union(*results))
         for result in results:
             known.update(result)
-    assert known.keys() == three.values.keys()
-    assert all((known[s] == three.values[s]).all() for s in known)
+    assert seats.values_only(known).keys() == three.values.keys()
+    assert all(known[s].tobytes() == three.values[s].tobytes() for s in three.values)
 
 
 @pytest.mark.parametrize("rules, units", [
@@ -127,18 +131,26 @@ def test_units_in_any_split_give_the_same_values_bit_for_bit(three):
                            [((0, 1, 2), (0, 1, 3)), ((0, 2, 3),), ((1, 2, 3),)], [((0, 1, 2, 3),)]]),
 ], ids=["optimal", "seat-1-stops-at-2"])
 def test_a_tie_break_round_is_solved_once_for_the_sets_of_seats_that_play_it_alike(rules, units):
-    """Four players: one unit a round up to its seats' names (six pairs, four threes, the four seats; with seat 1
-    on a rule, the sets with it in the same place apart), the first set solved and the others renamed, bit for bit
-    the values of each set's round solved on its own."""
-    layers = [layer for layer in seats_layers(4, goal=3, cap=9, rules=rules) if layer[0].kind == "tie"]
-    assert [[unit.items for unit in layer] for layer in layers] == units
+    """Four players: one round up to its seats' names (six pairs, four threes, the four seats; with seat 1 on a rule,
+    the sets with it in the same place apart), its layers side by side with those of the other rounds of as many
+    seats, the first set solved and the others renamed in the round's last unit: bit for bit the values of each set's
+    round solved on its own."""
+    layers = seats_layers(4, goal=3, cap=9, rules=rules)
+    rounds = layers[:max(k for k, layer in enumerate(layers) if layer[0].kind == "tie") + 1]
+    assert [[unit.items for unit in layer] for layer in rounds if layer[0].kind == "tie"] == units
     renamed: dict = {}
+    for layer in rounds:
+        for result in [solve_unit(unit, renamed) for unit in layer]:
+            renamed.update(result)
     alone: dict = {}
-    for layer in layers:
-        for unit in layer:
-            renamed.update(solve_unit(unit, renamed))
-            for named in unit.items:
-                alone.update(solve_unit(unit._replace(items=(named,)), alone))
+    game = Game(4, 3, 9)
+    levels = game.levels + kernel_for("original", "before-draw").max_delta + 1
+    def unit(kind: str, items: tuple) -> seats.SeatsUnit:
+        return seats.SeatsUnit(4, "original", "before-draw", 3, 9, kind, items, rules)
+    for named in (named for layer in units for sets in layer for named in sets):  # (smaller rounds first)
+        for layer in seats._round_layers(seats._round(game, named, levels), [named], 1, unit):
+            alone.update(solve_unit(layer[0], alone))
+    renamed, alone = seats.values_only(renamed), seats.values_only(alone)
     assert renamed.keys() == alone.keys()
     assert all(renamed[s].tobytes() == alone[s].tobytes() for s in alone)
 
