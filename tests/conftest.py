@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -173,10 +174,19 @@ def no_builder_left() -> Iterator[None]:
 def builder_busy() -> Iterator[None]:
     """The background builder's lock of the solutions store in use, held: to every process a missing solution is
     queued, and no question starts a build. The modules that hold it form one group (``builder-busy``), run one after
-    the other: another process holding it meanwhile would find it taken."""
-    with jobs.exclusive(solution_jobs.BUILDER, solution_jobs.store()) as mine:
-        assert mine
-        yield
+    the other: another process holding it meanwhile would find it taken. A builder that a server of another process's
+    test started holds it until that server ends: this waits for it, up to `BUILDER_WAIT` seconds."""
+    deadline = time.monotonic() + BUILDER_WAIT
+    while True:
+        with jobs.exclusive(solution_jobs.BUILDER, solution_jobs.store()) as mine:
+            if mine:
+                yield
+                return
+        assert time.monotonic() < deadline, f"another process held the background builder's lock for {BUILDER_WAIT} s"
+        time.sleep(0.5)
+
+
+BUILDER_WAIT = 300
 
 
 @pytest.fixture(scope="session")
