@@ -63,7 +63,8 @@ def main() -> None:
 
     from analysis import Position
     from analysis.exact import exact_bus_turn
-    from analysis.policy import bus_solve, parse_objective
+    from analysis.objectives import parse_objective
+    from analysis.policy import bus_solve
     from analysis.table import bus_table_for
 
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(args.position).items()}

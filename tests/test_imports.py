@@ -1,11 +1,13 @@
 """The house's imports: no module of analysis/, api/ or workers/ imports, however indirectly, a module that imports
 it back (a circle makes the order of imports matter and the modules one piece), counting imports made inside
 functions too (a module's own packages excepted: Python imports them first whatever it says); and analysis/ imports
-nothing of Flask, Celery or the other two packages."""
+nothing of Flask, Celery or the other two packages. The benchmarks (bench/), which no test runs, import only names
+the project has (most import inside `main`, so a renamed name would show only when one is run)."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,13 @@ def test_analysis_is_pure(foreign: str) -> None:
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
         assert not [n for n in names if n == foreign or n.startswith(foreign + ".")], path
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "bench").glob("*.py")), ids=lambda p: p.name)
+def test_the_benchmarks_import_what_the_project_has(path: Path) -> None:
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in PACKAGES:
+            module, folder = importlib.import_module(node.module), ROOT.joinpath(*node.module.split("."))
+            missing = [a.name for a in node.names if not hasattr(module, a.name)
+                       and not (folder / f"{a.name}.py").exists() and not (folder / a.name / "__init__.py").exists()]
+            assert not missing, f"{path.name}:{node.lineno}: {node.module} has no {', '.join(missing)}"
