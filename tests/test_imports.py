@@ -21,9 +21,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def modules() -> dict[str, Path]:
+    """Every project module's name -> its file."""
+    return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+
+
 def imports() -> dict[str, set[str]]:
     """Every project module -> the project modules it imports (`from . import x` names module x where there is one)."""
-    paths = {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+    paths = modules()
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -96,9 +101,10 @@ def test_analysis_is_pure(foreign: str) -> None:
 
 @pytest.mark.parametrize("path", sorted((ROOT / "bench").glob("*.py")), ids=lambda p: p.name)
 def test_the_benchmarks_import_what_the_project_has(path: Path) -> None:
+    names = modules()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in PACKAGES:
-            module, folder = importlib.import_module(node.module), ROOT.joinpath(*node.module.split("."))
-            missing = [a.name for a in node.names if not hasattr(module, a.name)
-                       and not (folder / f"{a.name}.py").exists() and not (folder / a.name / "__init__.py").exists()]
+            module = importlib.import_module(node.module)
+            missing = [a.name for a in node.names
+                       if not hasattr(module, a.name) and f"{node.module}.{a.name}" not in names]
             assert not missing, f"{path.name}:{node.lineno}: {node.module} has no {', '.join(missing)}"
