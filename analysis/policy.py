@@ -70,6 +70,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import _sparsetools  # csr_matvec(s): scipy's product on a CSR matrix's own arrays
@@ -508,14 +509,33 @@ def close_loops(r: np.ndarray, q: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Per row, the solution of ``x = r + sum_k q_k max(c_k, x)`` (``c`` may be -inf: ``x`` always).
 
     The largest of the affine pieces' fixed points, the ``c`` sorted (module docstring)."""
-    big = np.where(np.isneginf(c), -1e300, np.where(q > 0, c, 0.0))
-    order = np.argsort(big, axis=1)
-    cs = np.take_along_axis(big, order, axis=1)
-    qs = np.take_along_axis(q, order, axis=1)
-    below = np.concatenate([np.zeros((len(r), 1)), np.cumsum(qs, axis=1)], axis=1)  # sum_{j < m} q_j
-    qc = qs * cs
-    above = np.concatenate([np.cumsum(qc[:, ::-1], axis=1)[:, ::-1], np.zeros((len(r), 1))], axis=1)
-    return row_max((r[:, None] + above) / (1 - below))
+    out = np.empty(len(r))
+    _close_loops(np.ascontiguousarray(r, dtype=float), np.ascontiguousarray(q, dtype=float),
+                 np.ascontiguousarray(c, dtype=float), out)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _close_loops(r, q, c, out):  # pragma: no cover (compiled)
+    """`close_loops` row by row: a row's few loops sorted by ``c`` (stably: a -inf ``c`` as -1e300, one with
+    ``q = 0`` as 0, which then adds nothing), ``below`` summed from the first loop, ``above`` from the last."""
+    rows, k = q.shape
+    cs, qs, below = np.empty(k), np.empty(k), np.zeros(k + 1)
+    for i in range(rows):
+        for j in range(k):
+            v = -1e300 if c[i, j] == -np.inf else (c[i, j] if q[i, j] > 0 else 0.0)
+            m = j
+            while m > 0 and cs[m - 1] > v:
+                cs[m], qs[m] = cs[m - 1], qs[m - 1]
+                m -= 1
+            cs[m], qs[m] = v, q[i, j]
+        for j in range(k):
+            below[j + 1] = below[j] + qs[j]
+        best, above = r[i] / (1 - below[k]), 0.0
+        for m in range(k - 1, -1, -1):
+            above += qs[m] * cs[m]
+            best = max(best, (r[i] + above) / (1 - below[m]))
+        out[i] = best
 
 
 def bus_stop_bound(table: BusTable) -> tuple[float, bool]:

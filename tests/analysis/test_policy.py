@@ -124,12 +124,16 @@ def test_cap_with_the_helmet_is_below_1e_12():
 
 
 # -- School Bus: loops, cycles, passes -------------------------------------------------------------------------------
-def test_close_loops_is_the_fixed_point():
-    rng = np.random.default_rng(3)
-    r = rng.uniform(0, 5, 50)
-    q = rng.uniform(0, 0.2, (50, 4))
-    c = rng.uniform(0, 8, (50, 4))
-    c[::7, 1] = -np.inf  # must roll again
+@pytest.mark.parametrize("loops", [1, 2, 4, 7])
+def test_close_loops_is_the_fixed_point(loops):
+    """Whatever the order of the loops, ties among them, loops that cannot happen (q = 0) or that must roll again."""
+    rng = np.random.default_rng(loops)
+    r = rng.uniform(0, 5, 200)
+    q = rng.uniform(0, 0.8 / loops, (200, loops))
+    c = rng.uniform(0, 8, (200, loops))
+    c[::3] = np.round(c[::3])  # ties
+    c[::7, -1] = -np.inf  # must roll again
+    q[::5, 0] = 0.0
     x = close_loops(r, q, c)
     assert np.allclose(x, r + (q * np.maximum(c, x[:, None])).sum(axis=1), atol=1e-12)
 
