@@ -4,6 +4,10 @@ Start with `Position` (a validated mid-turn position) and `odds` (the whole answ
 from any solved turn (`TurnSolution`: stored, exact or in floats).
 """
 
+import os
+
+from numpy._core.multiarray import _set_madvise_hugepage
+
 from .dice import BUS, DICE, EFFECTS, MODES, Die, Effect, Face, Mode
 from .objectives import ExpectedBrains, FixedRule, Objective, Reach, Win, parse_objective
 from .odds import Decision, GiveUp, Odds, answer_from, odds
@@ -12,6 +16,13 @@ from .position import BusState, FieldError, Position, PositionError
 from .roll import ACTIONS, NextRoll, Transition, legal_actions, next_roll
 from .table import Table, table_for
 from .turn import TurnSolution
+
+# numpy asks Linux for a transparent huge page behind every array of 4 MB or more (madvise). Where the kernel then
+# compacts memory to find one at the array's first touch (THP defrag "madvise", as on the machines this runs on), the
+# analysis, which allocates and frees such arrays by the gigabyte, spends more time in the kernel than huge pages save
+# it (bench/README.md). Off, unless numpy's own setting, NUMPY_MADVISE_HUGEPAGE, says otherwise.
+if "NUMPY_MADVISE_HUGEPAGE" not in os.environ:
+    _set_madvise_hugepage(False)
 
 __all__ = [
     "ACTIONS",
