@@ -17,10 +17,10 @@ from .roll import ACTIONS, NextRoll, Transition, legal_actions, next_roll
 from .table import Table, table_for
 from .turn import TurnSolution
 
-# numpy asks Linux for a transparent huge page behind every array of 4 MB or more (madvise). Where the kernel then
-# compacts memory to find one at the array's first touch (THP defrag "madvise", as on the machines this runs on), the
-# analysis, which allocates and frees such arrays by the gigabyte, spends more time in the kernel than huge pages save
-# it (bench/README.md). Off, unless numpy's own setting, NUMPY_MADVISE_HUGEPAGE, says otherwise.
+# numpy asks Linux for transparent huge pages behind every array of 4 MB or more (madvise), which the kernel grants
+# where it is set to ("madvise", as on the machines this runs on). The analysis allocates and frees such arrays by the
+# gigabyte, and their pages' faults cost it more time in the kernel than the pages save it (bench/README.md). Off,
+# unless numpy's own setting, NUMPY_MADVISE_HUGEPAGE, says otherwise.
 if "NUMPY_MADVISE_HUGEPAGE" not in os.environ:
     _set_madvise_hugepage(False)
 

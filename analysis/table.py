@@ -399,23 +399,22 @@ class _Interned:
 
     def ids(self, values: np.ndarray) -> np.ndarray:
         """The numbers of `values`; new ones are numbered in the order they first appear in `values`."""
-        uniq, first_at, inverse = np.unique(values, return_index=True, return_inverse=True)
-        at = np.searchsorted(self.known, uniq)
-        new = self.known[np.minimum(at, len(self.known) - 1)] != uniq if len(self.known) else np.ones(len(uniq), bool)
-        ids = self.known_idx[np.minimum(at, max(len(self.known) - 1, 0))] if len(self.known) else np.zeros_like(uniq)
-        order = np.argsort(first_at[new], kind="stable")
-        fresh = uniq[new][order]
-        if len(fresh):
-            numbers = np.empty(len(fresh), dtype=np.int64)
-            numbers[order] = np.arange(self.count, self.count + len(fresh))
-            ids[new] = numbers
-            self.parts.append(fresh)
+        uniq, first_at, inverse = np.unique(values, return_index=True, return_inverse=True)  # (each looked up once)
+        ids = np.full(len(uniq), -1, dtype=np.int64)
+        if len(self.known):
+            at = np.minimum(np.searchsorted(self.known, uniq), len(self.known) - 1)
+            found = self.known[at] == uniq
+            ids[found] = self.known_idx[at[found]]
+        new = np.flatnonzero(ids < 0)  # (in value order)
+        if len(new):
+            first = new[np.argsort(first_at[new], kind="stable")]
+            ids[first] = np.arange(self.count, self.count + len(new))
+            self.parts.append(uniq[first])
             self.__dict__.pop("values", None)
-            sort = np.argsort(fresh)
-            at = np.searchsorted(self.known, fresh[sort])
-            self.known = np.insert(self.known, at, fresh[sort])
-            self.known_idx = np.insert(self.known_idx, at, np.arange(self.count, self.count + len(fresh))[sort])
-            self.count += len(fresh)
+            at = np.searchsorted(self.known, uniq[new])
+            self.known = np.insert(self.known, at, uniq[new])
+            self.known_idx = np.insert(self.known_idx, at, ids[new])
+            self.count += len(new)
         return ids[inverse.reshape(values.shape)]
 
 
