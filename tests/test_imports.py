@@ -2,12 +2,16 @@
 it back (a circle makes the order of imports matter and the modules one piece), counting imports made inside
 functions too (a module's own packages excepted: Python imports them first whatever it says); and analysis/ imports
 nothing of Flask, Celery or the other two packages. The benchmarks (bench/), which no test runs, import only names
-the project has (most import inside `main`, so a renamed name would show only when one is run)."""
+the project has (most import inside `main`, so a renamed name would show only when one is run). Importing analysis/
+turns numpy's huge pages off, unless numpy's own setting says otherwise."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,3 +112,15 @@ def test_the_benchmarks_import_what_the_project_has(path: Path) -> None:
             missing = [a.name for a in node.names
                        if not hasattr(module, a.name) and f"{node.module}.{a.name}" not in names]
             assert not missing, f"{path.name}:{node.lineno}: {node.module} has no {', '.join(missing)}"
+
+
+@pytest.mark.parametrize(("setting", "huge_pages"), [(None, False), ("1", True)], ids=["unset", "1"])
+def test_importing_analysis_turns_numpys_huge_pages_off_unless_numpy_is_told(setting: str | None,
+                                                                             huge_pages: bool) -> None:
+    """analysis/__init__.py (bench/README.md: their faults cost the analysis more than they save): numpy's madvise of
+    huge pages, on by default, is off once analysis is imported; `NUMPY_MADVISE_HUGEPAGE` keeps numpy's say."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    env.update({"NUMPY_MADVISE_HUGEPAGE": setting} if setting else {})
+    code = "import analysis; from numpy._core.multiarray import _set_madvise_hugepage as was; print(was(False))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(huge_pages)]
