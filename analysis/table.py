@@ -219,9 +219,8 @@ class _Codes:
         self.fields = 3 if mode.plain else 6
         radix = [c + 1 for c in mode.counts] * self.fields
         self.weights = np.cumprod([1, *radix[:-1]]).astype(np.int64)
-        self._weights = self.weights.tolist()  # (Python ints: `fields_code` runs per roll kernel)
-        self._radix = radix
-        self.radix = np.array(radix, dtype=np.int64)
+        self._weights, self._radix = self.weights.tolist(), radix  # (Python ints: `fields_code` runs per roll kernel,
+        # and `digits` divides by one at a time)
         self.effect_names = tuple(sorted(EFFECTS))
         self.effect_weight = int(np.prod(radix, dtype=object))
         if self.effect_weight << len(self.effect_names) >= 2**62:
