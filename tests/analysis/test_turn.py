@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from analysis import Position
+from analysis import MODES, Position
 from analysis.exact import exact_bus_turn, exact_turn
 from analysis.objectives import ExpectedBrains, parse_objective
 from analysis.odds import answer_from, exact_solution, float_solution, odds, within
@@ -112,3 +113,52 @@ def test_float_solutions_answer_alike_within_their_margin(school_bus: bool, obje
         assert decision == fractions.decision(j, score, exact)
         decided += 1
     assert decided >= 3
+
+
+def _with_the_bus_out(position: Position) -> Position:
+    """The same dice in a School Bus turn whose bus is out (got off, or tyre tracks: no token, no bus shotgun)."""
+    return dataclasses.replace(position, school_bus=True, bus_out=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("objective", ["expected-brains", "reach:6"])
+def test_a_plain_turn_is_a_school_bus_turn_with_the_bus_out(mode: str, objective: str) -> None:
+    """The two engines solve one graph: once the bus is out a School Bus turn has the plain turn's decisions and
+    rolls, so the School Bus engine (its table, sweep and exact values, rooted at the position) answers every
+    mid-turn position exactly as the plain engine does: the same next roll, action values, decision and score
+    distribution, fraction for fraction. Each engine is the other's oracle."""
+    goal = parse_objective(objective)
+    rng = random.Random(17)
+    drawn = (random_position(mode, rng) for _ in range(200))
+    for position in [p for p in drawn if p.state.shotgun_count >= 1][:3]:
+        plain, bus = odds(position, goal), odds(_with_the_bus_out(position), goal)
+        assert dataclasses.replace(bus.next_roll, position=position) == plain.next_roll
+        assert bus.next_rolls.keys() == plain.next_rolls.keys() == {"roll"}
+        assert bus.decision == plain.decision and bus.score_distribution == plain.score_distribution
+        assert bus.give_up == () and bus.distribution_within is None
+
+
+@pytest.mark.parametrize("objective", ["expected-brains", "reach:6", "rule:3,2"])
+def test_the_float_engines_agree_with_the_bus_out(objective: str) -> None:
+    """The float solvers too: the plain sweep over the whole turn and the School Bus sweep rooted at the position
+    (the bus out) give each action a value within both their margins of the other's, and the same decision (where
+    the School Bus sweep leaves a roll unsolved, far below stopping, it says so: `NearTie`)."""
+    goal = parse_objective(objective)
+    rng = random.Random(19)
+    drawn = (random_position("original", rng) for _ in range(100))
+    compared = 0
+    for position in [p for p in drawn if p.state.shotgun_count >= 1][:8]:
+        out = _with_the_bus_out(position)
+        plain, bus = float_solution(position, goal), float_solution(out, goal)
+        i, j, score = plain.node(position), bus.node(out), position.score
+        near = plain.action_values(i, score)
+        try:
+            far = bus.action_values(j, score)
+        except NearTie:
+            assert plain.decision(i, score, near) == "stop"
+            continue
+        assert near.keys() == far.keys() == {"roll", "stop"}
+        assert all(abs(near[a] - far[a]) <= 2 * within(max(abs(near[a]), abs(far[a]))) for a in near)
+        assert plain.decision(i, score, near) == bus.decision(j, score, far)
+        compared += 1
+    assert compared >= 3
