@@ -3,7 +3,8 @@ or not at all, for the questions no stored solution holds (objectives other than
 asked for, the sequel with the School Bus near a bust: `odds.stored_solution`). The measure is `room`, the shotguns
 a turn can still take: the states a turn can reach grow with it. Each limit is the measured cost of the next room up
 (the comments); the API refuses a position past them with the field and the reason (`too_large`), never minutes of
-solving.
+solving. Whatever answers it, stored or solved, a turn whose solvers cap it is answered up to the score they certify
+(`MAX_SCORE`, `above_certified`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from .dice import EFFECTS
 from .objectives import ExpectedBrains, Objective
 from .position import FieldError, Position
 
-__all__ = ["room", "max_room", "approximate", "left_out", "too_large", "MAX_ROOM", "BUS_MAX_ROOM", "BUS_VALUES_ROOM",
-           "BUS_FLOAT_ROOM", "MAX_TARGET", "FAR_TARGET_ROOM", "REVIEW_MAX_ROOM"]
+__all__ = ["room", "max_room", "approximate", "left_out", "too_large", "above_certified", "MAX_ROOM", "BUS_MAX_ROOM",
+           "BUS_VALUES_ROOM", "BUS_FLOAT_ROOM", "MAX_TARGET", "FAR_TARGET_ROOM", "REVIEW_MAX_ROOM", "MAX_SCORE"]
 
 # Modes answered only near the end of a turn: the most shotguns a position may be from a bust, less one (`room`).
 # analysis solves a Double Feature position over the states its turn can reach from there; in the sequel, with one
@@ -45,6 +46,16 @@ BUS_FLOAT_ROOM = {"santa-claus-meets-the-zombies": 3}
 # three from a bust, reach:21 from a score of 1 170 s and 5.7 GB, reach:14 60 s and 2.5 GB.
 MAX_TARGET = 20
 FAR_TARGET_ROOM = {"direct-to-video-sequel": 1}
+# A turn some of whose rolls cannot bust (Santa's helmet, no shotgun yet) has no score above which every decision
+# stops: its solvers cap it `policy.CAP_MARGIN` brains above the bound of every other roll (`policy.stop_bound`; with
+# the School Bus, of every other block: `policy.bus_block_bounds`), which moves no value up to that bound by 1e-12 or
+# more (tests/analysis/test_policy.py), and stop every decision above the cap. Past the bound the values are not
+# certified: with the bus, some of Santa's rolls that can bust are worth rolling up to 789 brains (m/q), and his
+# stored bus solution's values read 1.4e-10 off at a score of 350 and 0.11 brains off at 380 (against a solve capped
+# at 849). Per (mode, School Bus), the highest turn score answered: the bound (the solution's top less the margin; the
+# sequel's School Bus top, 393, adds 2 |min_delta| = 8 levels for its blocks with cycles too).
+MAX_SCORE = {("santa-claus-meets-the-zombies", False): 540, ("direct-to-video-sequel", False): 2844,
+             ("santa-claus-meets-the-zombies", True): 325, ("direct-to-video-sequel", True): 325}
 # The most `room` at which the review solves a Double Feature decision in expected brains (api/review.py's docstring).
 REVIEW_MAX_ROOM = {"big-summer-action-movie": 0, "santa-claus-meets-the-zombies": 1, "direct-to-video-sequel": 0}
 
@@ -109,8 +120,23 @@ def left_out(position: Position) -> str | None:
             "later")
 
 
+def above_certified(position: Position) -> FieldError | None:
+    """Why no solution of this position's turn answers it, stored or solved (None: they do): a turn score above the
+    highest its solvers certify (`MAX_SCORE`)."""
+    most = MAX_SCORE.get((position.mode, position.school_bus))
+    if most is None or position.score <= most:
+        return None
+    bus = " with the School Bus" if position.school_bus else ""
+    return FieldError("banked", f"a turn score of {position.score} is above {most}, the highest at which mode "
+                                f"{position.mode}{bus} is solved: some of its rolls cannot bust (Santa's helmet), "
+                                "so its solvers stop every decision some brains above the bound of every other roll, "
+                                "and its values past that bound are not certified")
+
+
 def too_large(position: Position, objective: Objective | None = None) -> FieldError | None:
     """Why the server does not solve this valid position (with this objective) for one request (None: it does)."""
+    if (fault := above_certified(position)) is not None:
+        return fault
     if objective is not None and objective.above(position.score) > MAX_TARGET:
         above = (f"a target at most {MAX_TARGET} brains above the turn's score ({position.score}) is solved for one "
                  f"request; {objective.name} is {objective.above(position.score)} above it, whose exact values take "

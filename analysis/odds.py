@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .budgets import max_room, room
+from .budgets import above_certified, max_room, room
 from .exact import MARGIN, exact_bus_turn, exact_turn
 from .game.advice import WinAdvice, win_advice
 from .objectives import ExpectedBrains, Objective, Win, parse_objective
@@ -139,7 +139,10 @@ def stored_solution(position: Position, objective: Objective, exact: bool = Fals
     with the School Bus) while its solution is not `built`, the positions near the end of the turn that a request
     solves in full (`budgets.max_room`), so that they never wait for a build that may only be made elsewhere (once
     it is built, they are read from it: milliseconds, not seconds). Exact values asked for where they do not fit a
-    request: `PositionError` naming ``exact``."""
+    request: `PositionError` naming ``exact``; a score above those its solutions certify (`budgets.above_certified`):
+    `PositionError` naming ``banked``."""
+    if (fault := above_certified(position)) is not None:
+        raise PositionError([fault])
     if exact:
         if position.school_bus or position.mode in EXACT_MODES:
             return None

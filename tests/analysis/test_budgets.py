@@ -23,10 +23,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from analysis import Position, Reach, kept, next_roll, odds
-from analysis.budgets import MAX_TARGET, approximate, left_out, max_room, room, too_large
+from analysis.budgets import MAX_SCORE, MAX_TARGET, approximate, left_out, max_room, room, too_large
 from analysis.odds import NearTie
+from analysis.policy import CAP_MARGIN
 from api import spec
 from api.cli import main
+from workers import solutions
 
 from ..responses import exact, fields, position_of, problem, query
 
@@ -111,6 +113,30 @@ def test_a_far_target_is_refused_with_the_bus_and_early_in_the_sequel() -> None:
     assert too_large(sequel_room_2, near(sequel_room_2)) is None
     assert too_large(sequel_room_1, far(sequel_room_1)) is None
 
+
+
+# -- the highest certified score of a capped turn ---------------------------------------------------------------------
+@pytest.mark.parametrize(("mode", "school_bus"), [("original", False), (BSAM, False), (SANTA, False), (SEQUEL, False),
+                                                  ("original", True), (BSAM, True), (SANTA, True)])
+def test_the_highest_score_answered_is_each_capped_solution_s_bound(mode: str, school_bus: bool) -> None:
+    """`MAX_SCORE` holds the capped turns (a roll that cannot bust), each at its stored solution's top less the cap's
+    margin: the bound up to which the cap moves no value (the run builds each of these: tests/conftest.py)."""
+    meta = solutions.load(mode, "before-draw", school_bus).meta
+    assert meta["capped"] == ((mode, school_bus) in MAX_SCORE)
+    assert not meta["capped"] or MAX_SCORE[mode, school_bus] == meta["top"] - CAP_MARGIN
+
+
+def test_a_score_above_the_certified_bound_is_refused(client: FlaskClient) -> None:
+    """Santa's School Bus turn at 480 brains, two green footprints in hand and his helmet in force: its rolls can bust
+    and are worth rolling on (m/q up to 789 brains), past the stored solution's cap, so neither it nor a solve for
+    the request answers: a 422 naming ``banked``. At the bound it is answered."""
+    body = {"mode": SANTA, "school_bus": True, "footprints": ["green", "green"], "effects": ["helmet"], "banked": 480}
+    for objective in ("expected-brains", "reach:30"):
+        assert fields(problem(client.post("/v1/odds", json={**body, "objective": objective}), 422)) == ["banked"]
+    assert too_large(position_of(body)).field == "banked"
+    at = {**body, "banked": MAX_SCORE[SANTA, True]}
+    assert too_large(position_of(at)) is None
+    assert client.post("/v1/odds", json=at).get_json()["decision"]["action"] == "roll"
 
 def test_the_documented_float_answer_is_the_answer(app: Flask) -> None:
     name = "direct-to-video-sequel-early"
