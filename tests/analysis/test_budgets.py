@@ -114,7 +114,6 @@ def test_a_far_target_is_refused_with_the_bus_and_early_in_the_sequel() -> None:
     assert too_large(sequel_room_1, far(sequel_room_1)) is None
 
 
-
 # -- the highest certified score of a capped turn ---------------------------------------------------------------------
 @pytest.mark.parametrize(("mode", "school_bus"), [("original", False), (BSAM, False), (SANTA, False), (SEQUEL, False),
                                                   ("original", True), (BSAM, True), (SANTA, True)])
@@ -137,6 +136,7 @@ def test_a_score_above_the_certified_bound_is_refused(client: FlaskClient) -> No
     at = {**body, "banked": MAX_SCORE[SANTA, True]}
     assert too_large(position_of(at)) is None
     assert client.post("/v1/odds", json=at).get_json()["decision"]["action"] == "roll"
+
 
 def test_the_documented_float_answer_is_the_answer(app: Flask) -> None:
     name = "direct-to-video-sequel-early"
