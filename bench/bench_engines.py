@@ -25,43 +25,37 @@ import time
 from analysis import MODES
 
 
-def _start(mode: str):
-    from analysis.position import BusState, DiceState
-
-    m = MODES[mode]
-    z = (0,) * len(m.counts)
-    dice = DiceState(z, z, z) if m.plain else DiceState(z, z, z, z, z, z, ())
-    return dice, BusState(dice, "out", 0, 0)
-
-
 def one(mode: str, engine: str, exact: bool, objective: str) -> dict:
     """One measure, in this process."""
+    from analysis import Position
     from analysis.exact import exact_bus_turn, exact_turn
     from analysis.objectives import parse_objective
     from analysis.policy import bus_solve, solve
+    from analysis.position import BusState
     from analysis.table import bus_table_for, table_for
     from analysis.turn import ExactBus, ExactPlain
 
     goal, recycle = parse_objective(objective), "before-draw"
-    plain, root = engine == "plain", _start(mode)[1]
+    plain, root = engine == "plain", BusState(Position(mode=mode).state, "out")  # (the turn start, the bus out)
     t0 = time.process_time()
     table = table_for(mode, recycle) if plain else bus_table_for(mode, recycle, root)
     t1 = time.process_time()
+    measured = {"nodes": len(table), "table": t1 - t0}
     if not exact:
         solution = solve(mode, recycle, goal) if plain else bus_solve(mode, recycle, goal, root)
         t2 = time.process_time()
         value = solution.value_at(0, 0) if plain else float(solution.root_values[0])
-        return {"nodes": len(table) if plain else len(table.kind), "table": t1 - t0, "solve": t2 - t1,
-                "value": value, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-    turn = ExactPlain(exact_turn(mode, recycle, goal)) if plain else ExactBus(exact_bus_turn(mode, recycle, goal, root))
-    t2 = time.process_time()
-    roll = turn.action_values(0, 0)["roll"]
-    t3 = time.process_time()
-    distribution, _ = turn.score_distribution(turn.actions(0)["roll"], 0)
-    t4 = time.process_time()
-    return {"nodes": len(table) if plain else len(table.kind), "table": t1 - t0, "solve": t2 - t1, "values": t3 - t2,
-            "distribution": t4 - t3, "value": float(roll), "outcomes": len(distribution),
-            "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        measured |= {"solve": t2 - t1, "value": value}
+    else:
+        turn = ExactPlain(exact_turn(mode, recycle, goal)) if plain else \
+            ExactBus(exact_bus_turn(mode, recycle, goal, root))
+        t2 = time.process_time()
+        roll = turn.action_values(0, 0)["roll"]
+        t3 = time.process_time()
+        distribution, _ = turn.score_distribution(turn.actions(0)["roll"], 0)
+        measured |= {"solve": t2 - t1, "values": t3 - t2, "distribution": time.process_time() - t3,
+                     "value": float(roll), "outcomes": len(distribution)}
+    return measured | {"peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def main() -> None:
