@@ -271,7 +271,7 @@ def tables() -> None:
 def build(mode: str, variant: str, players: int) -> None:
     """Compute a table and store it, following its job with a progress bar.
 
-    In this process without REDIS_URL; by the workers (`celery -A workers worker`) with it. A stored
+    In this process without REDIS_URL; by the workers (`celery -A workers.celery_app worker`) with it. A stored
     table is not computed again, and a job already running is followed rather than started twice.
     """
     reason = no_table_reason(mode, players)

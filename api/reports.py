@@ -5,20 +5,26 @@ A report is stored once and never changes (its id is derived from its inputs), b
 so every view here is `uncached` by api/cache.py, and a report carries a strong ETag instead. The
 HTML page is self-contained; its Content-Security-Policy lets it load nothing at all (styles are
 inline, charts are `data:` images).
+
+Each view imports workers/reports.py when it runs: that module defines the reports' Celery tasks, and a server that
+is never asked for a report loads no Celery.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Response, g, jsonify, request
 
 from analysis import FieldError
-from workers import render, reports
+from workers import render
 from workers.tables import QUEUE_ERRORS
 
 from .cache import uncached
 from .errors import ApiError
+
+if TYPE_CHECKING:
+    from workers.reports import ReportJob
 
 __all__ = ["bp", "CSP", "job_answer"]
 
@@ -31,8 +37,10 @@ def job_url(job: str) -> str:
     return f"/v1/reports/jobs/{job}"
 
 
-def job_answer(job: reports.ReportJob) -> dict[str, Any]:
+def job_answer(job: ReportJob) -> dict[str, Any]:
     """The documented job (openapi.yaml, schema `ReportJob`)."""
+    from workers import reports
+
     made = reports.describe(reports.key_of(job.id))
     out: dict[str, Any] = {"id": job.id, "url": job_url(job.id), "state": job.state, "mode": made["mode"],
                            "variant": made["variant"], "period": made["period"]}
@@ -81,12 +89,16 @@ def _serve(doc: dict[str, Any], params: dict[str, Any]) -> Response:
 @bp.get("/v1/reports")
 @uncached
 def list_reports() -> Response:
+    from workers import reports
+
     return _no_store(jsonify({"reports": reports.reports(g.params.get("mode"))}))
 
 
 @bp.get("/v1/reports/latest")
 @uncached
 def latest_report() -> Response:
+    from workers import reports
+
     mode, variant = g.params["mode"], g.params["variant"]
     doc = reports.latest(mode, variant)
     if doc is None:
@@ -100,6 +112,8 @@ def latest_report() -> Response:
 @bp.get("/v1/reports/<id>")
 @uncached
 def get_report(id: str) -> Response:
+    from workers import reports
+
     doc = reports.load(id)
     if doc is None:
         raise ApiError(404, f"no such report: {id}")
@@ -107,6 +121,8 @@ def get_report(id: str) -> Response:
 
 
 def _chart(id: str, name: str, fmt: str, mimetype: str) -> Response:
+    from workers import reports
+
     doc = reports.load(id)
     if doc is None:
         raise ApiError(404, f"no such report: {id}")
@@ -137,6 +153,8 @@ def get_report_chart_svg(id: str, chart: str) -> Response:
 
 @bp.post("/v1/reports")
 def post_report() -> Response:
+    from workers import reports
+
     body = g.body or {}
     try:
         job = reports.submit(body["mode"], body.get("variant", "before-draw"))
@@ -152,6 +170,8 @@ def post_report() -> Response:
 @bp.get("/v1/reports/jobs/<id>")
 @uncached
 def get_report_job(id: str) -> Response:
+    from workers import reports
+
     try:
         job = reports.status(id)
     except QUEUE_ERRORS as e:

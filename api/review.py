@@ -4,7 +4,7 @@ The log was validated against openapi.yaml (`GameLog`) before the view runs; `an
 replays it by the rules (an impossible roll is a 422 naming ``turns[i].rolls[j]...``) and prices each
 decision. The measure is the mover's win probability when the store holds the two-player table of the
 game's mode and variant (`table_key(mode, variant, 2)`, loaded by `workers.tables.load`: once per
-table version, kept in this process; `workers.tasks.no_table_reason` says which modes have none),
+table version, kept in this process; `analysis.game.units.no_table_reason` says which modes have none),
 and the turn's expected brains otherwise, with the reason in the answer: the review never guesses a
 win probability it has no table for.
 
@@ -30,10 +30,11 @@ from flask import Blueprint, Response, current_app, g, jsonify, request
 
 from analysis import MODES, Position, budgets
 from analysis.game import GameSolution
+from analysis.game.units import no_table_reason
 from analysis.position import DOUBLE_FEATURE_FIELDS
 from analysis.review import DecisionReview, GameLog, LogError, Review, review
+from workers.store import table_key
 from workers.tables import load
-from workers.tasks import no_table_reason, table_key
 
 from .errors import MAX_ERRORS, ApiError
 

@@ -25,7 +25,7 @@ from analysis.game.many import MEASURED, MeasuredError, reduced_table
 from analysis.game.seats import Final, Normal, Spot, Tie
 from analysis.game.units import job_seconds
 from workers.shared import store
-from workers.store import ENGINE_VERSION, Key
+from workers.store import ENGINE_VERSION, Key, table_key
 from workers.tables import (
     QUEUE_ERRORS,
     NotHere,
@@ -37,7 +37,6 @@ from workers.tables import (
     stored,
     submit,
 )
-from workers.tasks import table_key
 
 from . import answers
 from .cache import uncached

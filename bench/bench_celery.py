@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python bench/bench_celery.py [--mode original] [--recycle before-draw] [--players 2]
         [--redis redis://127.0.0.1:6379/13] [--runs 2] [--units 1]
 
-For 1 and then 2 worker processes (``celery -A workers worker --pool solo``: one task at a time per process,
+For 1 and then 2 worker processes (``celery -A workers.celery_app worker --pool solo``: one task at a time per process,
 so two workers are two cores at most), each on its own temporary store: a first job (the mode's two-player
 table) warms the workers up (each builds the mode's transition table once, as a long-running worker does),
 then ``--runs`` more jobs of the same table (its stored table and job record removed first) are timed from
@@ -40,8 +40,8 @@ from analysis.game import solve_game, units
 from analysis.game.kernel import kernel_for
 from analysis.game.seats import solve_seats
 from workers.celery_app import create, using
-from workers.store import JobKey, Store
-from workers.tasks import job_status, start_table_job, table_key
+from workers.store import JobKey, Store, table_key
+from workers.tasks import job_status, start_table_job
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -55,8 +55,8 @@ def _cpu(pid: int) -> float:
 def _start_workers(n: int, url: str, store: Path) -> list[subprocess.Popen]:
     """`n` solo workers, each logging its tasks to ``worker{k}.log`` in `store`."""
     env = {**os.environ, "REDIS_URL": url, "ZOMBIE_ODDS_STORE": str(store), "PYTHONPATH": os.getcwd()}
-    return [subprocess.Popen([sys.executable, "-m", "celery", "--quiet", "-A", "workers", "worker", "--pool", "solo",
-                              "--hostname", f"bench{k}@%h", "--loglevel", "INFO", "--logfile",
+    return [subprocess.Popen([sys.executable, "-m", "celery", "--quiet", "-A", "workers.celery_app", "worker",
+                              "--pool", "solo", "--hostname", f"bench{k}@%h", "--loglevel", "INFO", "--logfile",
                               str(store / f"worker{k}.log"), "--without-gossip", "--without-mingle",
                               "--without-heartbeat"], env=env) for k in range(n)]
 

@@ -167,8 +167,7 @@ def main() -> None:
         raise SystemExit("wrk not found: apt-get install wrk")
 
     from analysis.game import solve_game
-    from workers.store import Store
-    from workers.tasks import table_key
+    from workers.store import Store, table_key
 
     store = tempfile.mkdtemp(prefix="zombie-odds-load-")
     Store(store).put(table_key("original", "before-draw", 2), solve_game("original").to_dict())

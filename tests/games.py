@@ -11,8 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from analysis.game import GameSolution, solve_game
-from workers.store import Store
-from workers.tasks import table_key
+from workers.store import Store, table_key
 
 ROOT: Path | None = None  # the run's folder, set by tests/conftest.py
 

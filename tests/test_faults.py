@@ -1,7 +1,7 @@
 """Faults, with real processes: Redis stopped mid-job, a worker killed with SIGKILL mid-task, everything restarted.
 
 Each test runs its own redis-server (a free port, nothing kept on disk: a restart comes back empty,
-the worst case), real `celery -A workers worker` processes and a store in a temporary directory,
+the worst case), real `celery -A workers.celery_app worker` processes and a store in a temporary directory,
 and checks what the issue promises: the API keeps answering, job status says what happened, the
 job completes (resumed from its durable checkpoint when Redis forgot it or its worker died), the
 stored table equals the in-process solution bit for bit and was written exactly once, and a corrupt
@@ -28,8 +28,8 @@ from flask.testing import FlaskClient
 
 from api import create_app
 from workers.celery_app import create, using
-from workers.store import Store
-from workers.tasks import job_status, table_key
+from workers.store import Store, table_key
+from workers.tasks import job_status
 
 from .games import solved_game
 
@@ -94,7 +94,7 @@ class Fleet:
         if cwd is not None:
             cwd.mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "workers", "worker", "-n", f"{name}@%h", "--concurrency",
+            [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-n", f"{name}@%h", "--concurrency",
              str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
             env={**self.env, **env}, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         proc.log = log

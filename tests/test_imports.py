@@ -2,8 +2,9 @@
 it back (a circle makes the order of imports matter and the modules one piece), counting imports made inside
 functions too (a module's own packages excepted: Python imports them first whatever it says); and analysis/ imports
 nothing of Flask, Celery or the other two packages. The benchmarks (bench/), which no test runs, import only names
-the project has (most import inside `main`, so a renamed name would show only when one is run). Importing analysis/
-turns numpy's huge pages off, unless numpy's own setting says otherwise."""
+the project has (most import inside `main`, so a renamed name would show only when one is run). A server
+without `REDIS_URL` is built without importing Celery. Importing analysis/ turns numpy's huge pages off, unless numpy's
+own setting says otherwise."""
 
 from __future__ import annotations
 
@@ -112,6 +113,17 @@ def test_the_benchmarks_import_what_the_project_has(path: Path) -> None:
             missing = [a.name for a in node.names
                        if not hasattr(module, a.name) and f"{node.module}.{a.name}" not in names]
             assert not missing, f"{path.name}:{node.lineno}: {node.module} has no {', '.join(missing)}"
+
+
+def test_a_server_without_redis_is_built_without_celery() -> None:
+    """The store's modules (workers/store.py, shared.py, tables.py, solutions.py) import workers/celery_app.py only
+    where a job is submitted or followed, and api/reports.py imports workers/reports.py (its Celery tasks) only in its
+    views: a server on the embedded default is built and answers without Celery (which the check sees once loaded)."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    code = ("import sys, api; client = api.create_app().test_client(); client.get('/healthz'); client.get('/v1/modes');"
+            " print('celery' in sys.modules); import workers.celery_app; print('celery' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
 
 
 @pytest.mark.parametrize(("setting", "huge_pages"), [(None, False), ("1", True)], ids=["unset", "1"])

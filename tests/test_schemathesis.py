@@ -59,8 +59,7 @@ from api import create_app
 from api.answers import compute
 from api.spec import load
 from tests.conftest import builder_busy, built_for_the_run
-from workers.store import Store
-from workers.tasks import table_key
+from workers.store import Store, table_key
 
 from .games import solved_game
 

@@ -1,8 +1,5 @@
 """Orchestration over analysis/: the Celery app, its tasks, and the durable store of computed tables.
 
-`celery -A workers worker` finds the app here.
+The package imports nothing: reading the store (`store.py`, `shared.py`) loads no Celery, and a worker names the
+app's own module (`celery -A workers.celery_app worker`).
 """
-
-from .celery_app import app
-
-__all__ = ["app"]

@@ -1,18 +1,21 @@
 """The Celery app: Redis broker and result backend when `REDIS_URL` is set, in-process otherwise.
 
-    celery -A workers worker --loglevel=INFO      # a worker (needs REDIS_URL)
-    celery -A workers beat                        # the scheduler (one only)
+    celery -A workers.celery_app worker --loglevel=INFO      # a worker (needs REDIS_URL)
+    celery -A workers.celery_app beat                        # the scheduler (one only)
 
 Without `REDIS_URL` (the embedded default) tasks run eagerly in the calling process, the same code,
 so a fresh machine needs nothing but Python. JSON is the only serializer accepted (no pickle). Tasks
 acknowledge late and are redelivered if their worker dies: after the visibility timeout
 (`ZOMBIE_ODDS_VISIBILITY_TIMEOUT`, default 3600 s, far above the longest task), Redis hands an
 unacknowledged message to another worker. That is too late for a table job, so every worker also
-sweeps for lost jobs (`ResumeLostJobs`) when it connects to the broker, again after each
-reconnection, and every `SWEEP_EVERY` seconds whatever the visibility timeout: a job whose worker
+sweeps for lost jobs (`tasks.ResumeLostJobs`) when it connects to the broker, again after each
+reconnection, and every `tasks.SWEEP_EVERY` seconds whatever the visibility timeout: a job whose worker
 died (its heartbeat stopped) resumes from its last finished layer within about a minute
 (workers/tasks.py). Calls to Redis fail fast (a few retries within about a second) so that an API
 request never hangs on it.
+
+The app names its tasks' modules and that step rather than importing them, and tables.py and solutions.py import this
+module only where they submit or follow a job: a process that only reads the store loads no Celery.
 """
 
 from __future__ import annotations
@@ -21,13 +24,11 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from celery import Celery, bootsteps, current_app
+from celery import Celery, current_app
 
 from .schedule import beat_schedule
 
-__all__ = ["app", "create", "using", "embedded", "visibility_timeout", "SWEEP_EVERY"]
-
-SWEEP_EVERY = 10  # seconds between two sweeps for lost jobs on each worker
+__all__ = ["app", "create", "using", "embedded", "visibility_timeout"]
 
 FAIL_FAST = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
@@ -41,7 +42,7 @@ def create(redis_url: str | None = None) -> Celery:
     """The Celery app on Redis (`redis_url`, else `REDIS_URL`), or running tasks in-process without it. The code
     that submits jobs uses Celery's current app (`using` makes one current), never a module's copy of one."""
     url = redis_url if redis_url is not None else os.environ.get("REDIS_URL", "")
-    celery = Celery("zombie_odds", include=["workers.tasks", "workers.reports", "workers.solutions"])
+    celery = Celery("zombie_odds", include=["workers.tasks", "workers.reports"])
     celery.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -83,7 +84,7 @@ def create(redis_url: str | None = None) -> Celery:
             task_eager_propagates=True,
             task_store_eager_result=True,  # jobs are followed by id in-process too
         )
-    celery.steps["consumer"].add(ResumeLostJobs)
+    celery.steps["consumer"].add("workers.tasks:ResumeLostJobs")
     return celery
 
 
@@ -104,27 +105,6 @@ def using(celery: Celery) -> Iterator[Celery]:
 def embedded() -> bool:
     """Whether jobs run in this process (the embedded default: no `REDIS_URL`), not on Celery workers."""
     return bool(current_app.conf.task_always_eager)
-
-
-class ResumeLostJobs(bootsteps.StartStopStep):
-    """On every (re)connection to the broker, and then every `SWEEP_EVERY` s, resume the table jobs that
-    lost their messages (Redis restarted empty, a launch failed, their worker died): see
-    `workers.tasks.resume_lost_jobs`."""
-
-    requires = {"celery.worker.consumer.tasks:Tasks"}
-
-    def start(self, c) -> None:
-        from .tasks import resume_lost_jobs
-
-        resume_lost_jobs()
-        self.tref = c.timer.call_repeatedly(SWEEP_EVERY, resume_lost_jobs)
-
-    def stop(self, c) -> None:
-        if getattr(self, "tref", None) is not None:
-            self.tref.cancel()
-            self.tref = None
-
-    shutdown = stop
 
 
 app = create()

@@ -47,8 +47,8 @@ from analysis.report import REPORT_FORMAT, build
 from . import jobs, render, schedule, tables
 from .celery_app import embedded
 from .shared import store
-from .store import ENGINE_VERSION, CorruptEntry, Key, Store
-from .tasks import RETRY, table_key
+from .store import ENGINE_VERSION, CorruptEntry, Key, Store, table_key
+from .tasks import RETRY
 
 __all__ = ["Inputs", "ReportJob", "inputs_for", "build_report", "scheduled_reports", "make", "submit", "status",
            "reports", "latest", "load", "key_of"]

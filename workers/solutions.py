@@ -4,7 +4,7 @@ by every process.
 A solution is one array entry of the store (`Store.put_arrays`): every server process maps its files
 read-only, so N gunicorn workers share one copy in the page cache. Who builds it:
 
-* with `REDIS_URL`, a Celery worker (`build_solution`), submitted by the first server that misses it;
+* with `REDIS_URL`, a Celery worker (`tasks.build_solution`), submitted by the first server that misses it;
 * on the embedded default, the background builder (`build_in_background`): one child process at a time, in any
   process sharing the store, started by the server at start-up and by a request that misses a solution; it builds
   every missing solution, the base game first: a build takes up to ~2.4 GB, which a serving process would keep,
@@ -14,6 +14,7 @@ read-only, so N gunicorn workers share one copy in the page cache. Who builds it
 A build holds the solution's lock in the store (`Store.lock`) while it computes, so two builders of one
 solution compute it once: the second waits, then finds it stored. `status` tells a missing solution from one
 being built (its lock is held) or queued (the background builder's lock is held, or a Celery job record says so).
+Only submitting imports Celery: a server that reads its solutions loads none.
 """
 
 from __future__ import annotations
@@ -29,19 +30,16 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from celery import current_app, shared_task
-
 from analysis import kept
 from analysis.stored import build, build_memory, combinations, open_turn
 
 from . import jobs
-from .celery_app import embedded
 from .shared import store as shared_store
 from .store import ENGINE_VERSION, CorruptEntry, JobKey, Key, Store
 
 __all__ = ["combinations", "NotEnoughMemory", "available_memory", "check_memory", "build_memory", "SolutionStatus",
            "solution_key", "job_id", "load", "build_and_store", "status", "submit", "submit_missing",
-           "build_in_background", "build_missing", "build_solution", "forget_caches", "server"]
+           "build_in_background", "build_missing", "forget_caches", "server"]
 
 log = logging.getLogger(__name__)
 
@@ -197,20 +195,18 @@ def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
     now = status(mode, recycle, bus)
     if now.state in ("built", "building", "queued"):
         return now
+    from celery import current_app
+
+    from .celery_app import embedded
+
     if embedded():
         build_in_background((mode, recycle, bus))
         return SolutionStatus(mode, recycle, bus, "queued", now.job, error=now.error)
     with current_app.connection_for_write() as connection:  # a queue that cannot be reached raises: nothing recorded
         connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.1, interval_max=0.1)
-    build_solution.delay(mode, recycle, bus)
+    current_app.send_task("workers.tasks.build_solution", (mode, recycle, bus), ignore_result=True)
     _record(mode, recycle, bus, "queued")
     return replace(status(mode, recycle, bus), error=now.error)
-
-
-@shared_task(acks_late=True, ignore_result=True)  # (its status is the store's: no result to wait for or subscribe to)
-def build_solution(mode: str, recycle: str, bus: bool = False) -> str:
-    """Celery: build and store one solution (a no-op if it is stored)."""
-    return build_and_store(mode, recycle, bus)
 
 
 BUILDER = "solutions-builder"  # the background builder's lock, under the store's locks/
@@ -279,8 +275,12 @@ def build_missing(owner: int, first: tuple[str, ...] = ()) -> None:
 def submit_missing() -> None:
     """Have every missing solution built: one Celery task each with `REDIS_URL`, else the background builder."""
     missing = [c for c in combinations() if status(*c).state == "missing"]
-    if missing and embedded():
+    if not missing:
+        return
+    from .celery_app import embedded
+
+    if embedded():
         build_in_background()
-    elif missing:
-        for combination in missing:
-            submit(*combination)
+        return
+    for combination in missing:
+        submit(*combination)

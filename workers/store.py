@@ -34,7 +34,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Key", "JobKey", "Store", "EntryInfo", "CorruptEntry", "ENGINE_VERSION", "held", "locked", "try_lock"]
+__all__ = ["Key", "table_key", "JobKey", "Store", "EntryInfo", "CorruptEntry", "ENGINE_VERSION", "held", "locked",
+           "try_lock"]
 
 # Bump when a change to analysis/ changes any number a stored table or answer (api.odds.shared_answer) holds.
 ENGINE_VERSION = "1"
@@ -78,6 +79,11 @@ class Key:
         if len(tag) > 1 or not players.startswith("p") or not engine.startswith("v"):
             raise ValueError(f"not a key: {name!r}")
         return cls(kind, mode, variant, int(players.removeprefix("p")), engine.removeprefix("v"), *tag)
+
+
+def table_key(mode: str, variant: str, players: int) -> Key:
+    """The stored game table of `players` players (a table job's result: workers/tasks.py), current engine."""
+    return Key("table", mode, variant, players)
 
 
 @dataclass(frozen=True)

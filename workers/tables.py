@@ -13,7 +13,7 @@ durable record in the store (tasks.py) every process reads alike:
   reported failed, and submitting it again resumes it from its last finished layer.
 
 Submitting to the workers takes the job's lock for a moment first, so that two processes asked at once start one
-job.
+job. Only following or submitting a job imports Celery (tasks.py): a server that reads its stored tables loads none.
 """
 
 from __future__ import annotations
@@ -29,26 +29,19 @@ from redis.exceptions import RedisError
 
 from analysis.dice import MODES
 from analysis.game import GameSolution, SeatsSolution, units
+from analysis.game.units import no_table_reason
 from analysis.position import RECYCLE_VARIANTS
 
 from . import jobs
-from .celery_app import embedded
 from .shared import store
-from .store import ENGINE_VERSION, CorruptEntry, EntryInfo, Key
-from .tasks import (
-    BrokerUnavailable,
-    job_status,
-    no_table_reason,
-    start_table_job,
-    table_key,
-)
+from .store import ENGINE_VERSION, CorruptEntry, EntryInfo, Key, table_key
 
 __all__ = ["NotHere", "embedded_tables",
            "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
            "no_table_reason"]
 
-# What calling the job queue (Redis) may raise when it is down or unreachable.
-QUEUE_ERRORS = (BrokerUnavailable, OperationalError, RedisError, ConnectionError, TimeoutError)
+# What calling the job queue (Redis) may raise when it is down or unreachable (tasks.BrokerUnavailable: a RedisError).
+QUEUE_ERRORS = (OperationalError, RedisError, ConnectionError, TimeoutError)
 
 
 @dataclass(frozen=True)
@@ -153,6 +146,9 @@ def _failed(key: Key, error: str, done: int = 0) -> TableJob:
 # -- status ---------------------------------------------------------------------------------------
 def status(key: Key) -> TableJob | None:
     """Where the job of `key` stands, or None if there is no such job (never submitted, or forgotten)."""
+    from .celery_app import embedded
+    from .tasks import job_status
+
     state, meta = job_status(job_id(key))
     done = _succeeded(key, meta.get("detail") if state == "SUCCESS" else None)  # (the job's, if it was resumed)
     if done is not None:
@@ -192,6 +188,8 @@ def embedded_tables() -> frozenset[tuple[str, int]]:
 def submit(mode: str, variant: str = "before-draw", players: int = 2, server: bool = False) -> TableJob:
     """Start computing a table unless it is stored or its job runs; its job either way. A `server`
     without Redis refuses (`NotHere`) a table outside `embedded_tables` that is not stored already."""
+    from .celery_app import embedded
+
     reason = no_table_reason(mode, players)
     if reason is not None:
         raise ValueError(reason)
@@ -210,6 +208,8 @@ def submit(mode: str, variant: str = "before-draw", players: int = 2, server: bo
 
 
 def _submit_to_workers(key: Key) -> TableJob:
+    from .tasks import start_table_job
+
     with jobs.serialised(job_id(key)):
         job = status(key)
         if job is not None and job.state != "failed":
@@ -239,5 +239,7 @@ def join(key: Key, timeout: float | None = None) -> None:
 def _run_here(key: Key) -> None:
     """The job of `key`, under its lock, unless the table was stored meanwhile. A failure is recorded by the tasks
     (the job's record says why); the server carries on."""
+    from .tasks import start_table_job
+
     if _succeeded(key) is None:
         start_table_job(key.mode, key.variant, key.players, job_id=job_id(key))

@@ -31,6 +31,9 @@ takes it for lost and starts a new run from its last checkpoint, within about `L
 drains, or for the visibility timeout: resuming a job that merely waits would send it to the back of the
 queue again, and again.) The dead worker's message, when Redis redelivers it, belongs to a superseded
 run and does nothing. The job's status then says it was resumed, and why (`detail`).
+
+A stored turn solution's build on a worker (`build_solution`) is a task here too: workers/solutions.py, which every
+server reads, submits it by name and imports no Celery.
 """
 
 from __future__ import annotations
@@ -44,21 +47,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from celery import chord, current_app, group, shared_task
+from celery import bootsteps, chord, current_app, group, shared_task
 from kombu.exceptions import OperationalError
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from analysis.game import units
 from analysis.game.units import no_table_reason
 
+from . import solutions
 from .shared import store
-from .store import CorruptEntry, JobKey, Key
+from .store import CorruptEntry, JobKey, Key, table_key
 
-__all__ = ["no_table_reason", "BrokerUnavailable", "solve_unit", "advance", "launch",
-           "start_table_job", "resume_lost_jobs", "BEAT_EVERY", "LOST_AFTER",
-           "table_key", "layer_key", "job_status"]
+__all__ = ["BrokerUnavailable", "solve_unit", "advance", "launch", "start_table_job", "resume_lost_jobs",
+           "ResumeLostJobs", "BEAT_EVERY", "LOST_AFTER", "SWEEP_EVERY", "layer_key", "job_status", "build_solution"]
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +73,12 @@ BEAT_EVERY = 5  # seconds between two heartbeats of a job while one of its tasks
 # A running job without a heartbeat for this long, and none of it queued, is lost: four beats missed, so a task that
 # holds the interpreter for seconds (encoding a table of megabytes) is not taken for dead.
 LOST_AFTER = 20
+SWEEP_EVERY = 10  # seconds between two sweeps for lost jobs on each worker
 
-class BrokerUnavailable(RuntimeError):
-    """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read)."""
-
-
-def table_key(mode: str, variant: str, players: int) -> Key:
-    return Key("table", mode, variant, players)
+class BrokerUnavailable(RedisError):
+    """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read). A
+    `RedisError`, as workers/tables.py's `QUEUE_ERRORS` counts it, and not `TRANSIENT`: a task that meets it is not
+    retried (the sweep resumes its job)."""
 
 
 def layer_key(job_id: str, mode: str, variant: str, players: int, layer: int) -> Key:
@@ -384,6 +387,24 @@ def resume_lost_jobs() -> list[str]:
     return resumed
 
 
+class ResumeLostJobs(bootsteps.StartStopStep):
+    """On every (re)connection to the broker, and then every `SWEEP_EVERY` s, `resume_lost_jobs`: a step of every
+    worker's consumer (workers/celery_app.py names it)."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def start(self, c) -> None:
+        resume_lost_jobs()
+        self.tref = c.timer.call_repeatedly(SWEEP_EVERY, resume_lost_jobs)
+
+    def stop(self, c) -> None:
+        if getattr(self, "tref", None) is not None:
+            self.tref.cancel()
+            self.tref = None
+
+    shutdown = stop
+
+
 def _broker_down() -> str | None:
     """Why Redis cannot be reached now, or None (always None in-process)."""
     client = _redis()
@@ -420,3 +441,12 @@ def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
         meta.update(broker="unavailable", detail=f"the job queue (Redis) is unavailable ({down}); the job resumes "
                     f"from its last finished layer ({record['done']} of {record['total'] - 1}) when it is back")
     return "PROGRESS", meta
+
+
+# -- a stored solution ------------------------------------------------------------------------------------
+
+
+@shared_task(acks_late=True, ignore_result=True)  # (its status is the store's: no result to wait for or subscribe to)
+def build_solution(mode: str, recycle: str, bus: bool = False) -> str:
+    """Build and store one turn solution (a no-op if it is stored): `solutions.submit` sends it with `REDIS_URL`."""
+    return solutions.build_and_store(mode, recycle, bus)

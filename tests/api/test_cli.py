@@ -16,8 +16,7 @@ from flask.testing import FlaskClient
 
 from api import cli, spec
 from api.cli import main
-from workers.store import Store
-from workers.tasks import table_key
+from workers.store import Store, table_key
 
 WORKED = ["--footprints", "green,red", "--brains", "green", "--shotguns", "red"]
 

@@ -23,7 +23,7 @@ from analysis.game import GameSolution
 from analysis.review import GameLog, review
 from api.review import MAX_SOLVES, unpriced
 from workers.shared import store
-from workers.tasks import table_key
+from workers.store import table_key
 
 from ..analysis import game_logs
 from ..analysis.game_logs import SPEC_LOG, die

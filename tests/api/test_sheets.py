@@ -21,9 +21,8 @@ from flask.testing import FlaskClient
 from analysis.game import GameSolution
 from tests.conftest import queued_on
 from tests.test_readme import formula_url, local, recipes
-from workers.store import Store
+from workers.store import Store, table_key
 from workers.tables import job_id
-from workers.tasks import table_key
 
 from ..games import solved_game
 

@@ -29,9 +29,8 @@ from api import create_app, spec
 from api import tables as api_tables
 from tests.conftest import queued_on
 from workers.celery_app import create, using
-from workers.store import JobKey, Key, Store
+from workers.store import JobKey, Key, Store, table_key
 from workers.tables import TableJob, job_id, join
-from workers.tasks import table_key
 
 from ..games import solved_game
 

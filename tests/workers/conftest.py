@@ -19,14 +19,14 @@ def store_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def worker(store_dir, request):
-    """`celery -A workers worker` on the module's Redis database (emptied before and after); this process's Celery
-    app pointed at it while the test runs."""
+    """`celery -A workers.celery_app worker` on the module's Redis database (emptied before and after); this
+    process's Celery app pointed at it while the test runs."""
     redis_url = request.module.REDIS_URL
     client = redis.Redis.from_url(redis_url)
     client.ping()  # scripts/test starts Redis on loopback when it is not running
     client.flushdb()
     env = {**os.environ, "REDIS_URL": redis_url, "ZOMBIE_ODDS_STORE": str(store_dir)}
-    proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers", "worker", "--concurrency", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "--concurrency", "2",
                              "--loglevel", "WARNING", "--without-gossip", "--without-mingle"], env=env)
     try:
         with using(create(redis_url)):

@@ -15,8 +15,7 @@ import pytest
 
 from analysis.report import build
 from workers import reports
-from workers.store import Store
-from workers.tasks import table_key
+from workers.store import Store, table_key
 
 from ..games import solved_game
 

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 from celery import current_app
+from kombu.utils.imports import symbol_by_name
 
-from workers import app
-from workers.celery_app import ResumeLostJobs, create, embedded, using
+from workers.celery_app import app, create, embedded, using
+from workers.tasks import ResumeLostJobs
 
 URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1: nothing here connects
 
@@ -61,8 +62,8 @@ def test_every_app_knows_the_tasks_the_reports_and_the_sweep_for_lost_jobs() -> 
     celery.loader.import_default_modules()
     assert {"workers.reports.scheduled_reports", "workers.reports.build_report"} <= set(celery.tasks)
     assert any(name.startswith("workers.tasks.") for name in celery.tasks)
-    assert any(name.startswith("workers.solutions.") for name in celery.tasks)
-    assert ResumeLostJobs in celery.steps["consumer"]
+    assert "workers.tasks.build_solution" in celery.tasks  # (the name workers/solutions.py sends it by)
+    assert [symbol_by_name(step) for step in celery.steps["consumer"]] == [ResumeLostJobs]  # (named, not imported)
     assert "zombie-odds-reports" in celery.conf.beat_schedule
 
 

@@ -13,8 +13,7 @@ import pytest
 import redis
 
 from workers import reports
-from workers.store import Key, Store
-from workers.tasks import table_key
+from workers.store import Key, Store, table_key
 
 from .reporting import GROUP, RULES, stored_content, stored_table
 
@@ -46,7 +45,7 @@ def test_two_beats_make_one_report_per_period(store_dir, content, tmp_path):
     env = {**os.environ, "REDIS_URL": REDIS_URL, "ZOMBIE_ODDS_STORE": str(store_dir),
            "ZOMBIE_ODDS_REPORT_SCHEDULE": "3", "ZOMBIE_ODDS_REPORT_MODES": "original",
            "ZOMBIE_ODDS_REPORT_RULES": " ".join(RULES)}
-    celery = [sys.executable, "-m", "celery", "-A", "workers"]
+    celery = [sys.executable, "-m", "celery", "-A", "workers.celery_app"]
     before = {r["id"] for r in reports.reports("original")}
     procs = [subprocess.Popen([*celery, "worker", "--concurrency", "1", "--loglevel", "WARNING", "--without-gossip",
                                "--without-mingle", "--without-heartbeat"], env=env)]

@@ -15,8 +15,7 @@ import pytest
 from analysis import MODES
 from analysis.position import RECYCLE_VARIANTS
 from workers import tables
-from workers.store import JobKey, Key, Store
-from workers.tasks import table_key
+from workers.store import JobKey, Key, Store, table_key
 
 KEY = table_key("original", "before-draw", 2)
 TABLE = {"p_first_player_wins": 0.4667, "win_probability": [[0.5]]}  # (what a status reads of a stored table)

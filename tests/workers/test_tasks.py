@@ -10,10 +10,10 @@ from collections import Counter
 
 import redis
 
-from workers import app, tables, tasks
-from workers.celery_app import create, using
-from workers.store import JobKey, Store
-from workers.tasks import job_status, layer_key, start_table_job, table_key
+from workers import tables, tasks
+from workers.celery_app import app, create, using
+from workers.store import JobKey, Store, table_key
+from workers.tasks import job_status, layer_key, start_table_job
 
 from ..games import solved_game
 
