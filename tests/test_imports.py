@@ -1,10 +1,10 @@
-"""The house's imports: no module of analysis/, api/ or workers/ imports, however indirectly, a module that imports
-it back (a circle makes the order of imports matter and the modules one piece), counting imports made inside
-functions too (a module's own packages excepted: Python imports them first whatever it says); and analysis/ imports
-nothing of Flask, Celery or the other two packages. The benchmarks (bench/), which no test runs, import only names
-the project has (most import inside `main`, so a renamed name would show only when one is run). A server
-without `REDIS_URL` is built without importing Celery. Importing analysis/ turns numpy's huge pages off, unless numpy's
-own setting says otherwise."""
+"""The house's imports: no module of the project (analysis/, api/, workers/, the tests, the benchmarks, the scripts)
+imports, however indirectly, a module that imports it back (a circle makes the order of imports matter and the
+modules one piece), counting imports made inside functions too (a module's own packages excepted: Python imports them
+first whatever it says); and analysis/ imports nothing of Flask, Celery or the other two packages. The benchmarks
+(bench/), which no test runs, import only names the project has (most import inside `main`, so a renamed name would
+show only when one is run). A server without `REDIS_URL` is built without importing Celery. Importing analysis/ turns
+numpy's huge pages off, unless numpy's own setting says otherwise."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("analysis", "api", "workers")
+PACKAGES = ("analysis", "api", "workers")  # the house's packages (tests/test_layout.py: each module tested)
+WALKED = (*PACKAGES, "tests", "bench", "scripts")  # every directory of the project that holds Python
 
 
 def module_name(path: Path) -> str:
@@ -28,7 +29,7 @@ def module_name(path: Path) -> str:
 
 def modules() -> dict[str, Path]:
     """Every project module's name -> its file."""
-    return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+    return {module_name(p): p for package in WALKED for p in (ROOT / package).rglob("*.py")}
 
 
 def imports() -> dict[str, set[str]]:
@@ -37,6 +38,8 @@ def imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        # (a script's own directory, one without __init__.py, comes first on its path: `import x` may be its sibling)
+        script = not (path.parent / "__init__.py").exists()
         found: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
@@ -48,6 +51,7 @@ def imports() -> dict[str, set[str]]:
                     base = ".".join([*anchor, *([base] if base else [])])
                 submodules = {f"{base}.{a.name}" for a in node.names} & paths.keys()
                 found.update(submodules if len(submodules) == len(node.names) else {base, *submodules})
+        found |= {f"{package}.{m}" for m in found} if script else set()
         # (a module's own packages are imported before it in any case: an import of one is no circle)
         graph[name] = {m for m in found if m in paths and m != name and not name.startswith(m + ".")}
     return graph
@@ -87,8 +91,20 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_circles() -> None:
     graph = imports()
-    assert len(graph) > 40  # (the walk found the house)
+    assert len(graph) > 150  # (the walk found the house)
     assert circles(graph) == []
+
+
+def test_the_walk_takes_every_directory_of_python() -> None:
+    ignored = {line.strip("/") for line in (ROOT / ".gitignore").read_text().split() if line.endswith("/")}
+    found = {d.name for d in ROOT.iterdir() if d.is_dir() and not d.name.startswith(".") and d.name not in ignored
+             and next(d.rglob("*.py"), None)}
+    assert found == set(WALKED)
+
+
+def test_a_scripts_sibling_is_what_it_imports() -> None:
+    """bench/load.py runs as a script (`from bench_http import ...`): its import of a sibling is an edge too."""
+    assert "bench.bench_http" in imports()["bench.load"]
 
 
 def test_the_walk_finds_a_circle() -> None:
