@@ -23,8 +23,9 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import fields
 from typing import Any
 
 import click
@@ -32,7 +33,7 @@ from gunicorn.app.base import BaseApplication
 
 from analysis import MODES, Position, parse_objective
 from analysis.odds import stored_solution
-from analysis.position import DOUBLE_FEATURE_FIELDS, RECYCLE_VARIANTS
+from analysis.position import DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, RECYCLE_VARIANTS
 from workers import solutions as solution_jobs
 from workers.shared import store
 from workers.store import ENGINE_VERSION
@@ -51,54 +52,89 @@ def main() -> None:
     """Exact odds for Zombie Dice."""
 
 
-def _dice(text: str) -> tuple[str, ...]:
-    """`green,red` -> ("green", "red"); an empty string is an empty pile, anything else is kept as given."""
-    return tuple(text.split(",")) if text else ()
+class Names(click.ParamType):
+    """A list of names, comma-separated: `green,red` -> ("green", "red"); an empty string is an empty list, anything
+    else is kept as given (Position names every unknown name)."""
+
+    name = "names"
+
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, ...]:
+        return tuple(value.split(",")) if value else ()
+
+
+class LiveChoice(click.Choice):
+    """A choice among the keys of `names` as they are when asked, not when the command was made: `analysis.MODES`,
+    to which a mode is one row added (even at run time), is read alike by --help, by validation and by completion."""
+
+    def __init__(self, names: Mapping[str, object]) -> None:
+        self.names = names
+        super().__init__(names)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self.names)
+
+    @choices.setter
+    def choices(self, _: tuple[str, ...]) -> None:
+        """(click.Choice sets its choices once; these are read from `names` each time)"""
+
+
+# The help of `odds`'s option for each field of a position (analysis.position.POSITION_FIELDS, which makes the
+# options, in its order). The rest is Position's: its default, and its kind (a list of names is comma-separated, a
+# number an integer, a boolean a flag); `mode` and `recycle` are choices.
+POSITION_HELP = {
+    "mode": "Game mode.",
+    "footprints": "Footprint dice in hand, comma-separated.",
+    "brains": "The brain pile, comma-separated.",
+    "shotguns": "The shotgun pile, comma-separated.",
+    "banked": "Brains noted when the cup ran out.",
+    "recycle": "The recycling rule.",
+    "double_brains": "Double Feature: dice of the brain pile showing a double brain, comma-separated.",
+    "double_shotguns": "Double Feature: dice of the shotgun pile showing a double shotgun, comma-separated.",
+    "effects": "Double Feature: Santa's effects in force, comma-separated (energy-drink, helmet).",
+    "kept_out": "Double Feature: dice kept out of the cup by a recycling (santa).",
+    "school_bus": "Play with the School Bus.",
+    "bus_brains": "School Bus: brain tokens taken from the bus this turn.",
+    "bus_shotguns": "School Bus: shotgun tokens taken from the bus this turn.",
+    "riding": "School Bus: the player rides the bus.",
+    "bus_out": "School Bus: the bus is out for the rest of the turn.",
+}
+NAMES = Names()
+CHOICES = {"mode": LiveChoice(MODES), "recycle": click.Choice(RECYCLE_VARIANTS)}
+
+
+def position_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` with an option per field of a position (`POSITION_HELP`), each passed by its field's name."""
+    defaults = {f.name: f.default for f in fields(Position)}
+    for name in reversed(POSITION_FIELDS):  # (click lists the options in the reverse order of their decorators)
+        default = defaults[name]
+        if isinstance(default, bool):
+            kind: dict[str, Any] = {"default": default, "is_flag": True}
+        elif isinstance(default, int):
+            kind = {"default": default, "type": int, "show_default": True}
+        elif isinstance(default, tuple):  # (none: "")
+            kind = {"default": "", "type": NAMES, "metavar": "DICE" if name in PILES else name.upper()}
+        else:
+            kind = {"default": default, "type": CHOICES[name], "show_default": True}
+        command = click.option(f"--{name.replace('_', '-')}", name, help=POSITION_HELP[name], **kind)(command)
+    return command
 
 
 @main.command("odds")
-@click.option("--footprints", default="", metavar="DICE", help="Footprint dice in hand, comma-separated.")
-@click.option("--brains", default="", metavar="DICE", help="The brain pile, comma-separated.")
-@click.option("--shotguns", default="", metavar="DICE", help="The shotgun pile, comma-separated.")
-@click.option("--banked", default=0, type=int, show_default=True, help="Brains noted when the cup ran out.")
-@click.option("--mode", default="original", show_default=True, type=click.Choice(list(MODES)), help="Game mode.")
-@click.option("--double-brains", default="", metavar="DICE",
-              help="Double Feature: dice of the brain pile showing a double brain, comma-separated.")
-@click.option("--double-shotguns", default="", metavar="DICE",
-              help="Double Feature: dice of the shotgun pile showing a double shotgun, comma-separated.")
-@click.option("--effects", default="", metavar="EFFECTS", help="Double Feature: Santa's effects in force, "
-              "comma-separated (energy-drink, helmet).")
-@click.option("--kept-out", default="", metavar="DICE", help="Double Feature: dice kept out of the cup by a "
-              "recycling (santa).")
-@click.option("--school-bus", is_flag=True, help="Play with the School Bus.")
-@click.option("--bus-brains", default=0, type=int, show_default=True,
-              help="School Bus: brain tokens taken from the bus this turn.")
-@click.option("--bus-shotguns", default=0, type=int, show_default=True,
-              help="School Bus: shotgun tokens taken from the bus this turn.")
-@click.option("--riding", is_flag=True, help="School Bus: the player rides the bus.")
-@click.option("--bus-out", is_flag=True, help="School Bus: the bus is out for the rest of the turn.")
-@click.option("--recycle", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
-              help="The recycling rule.")
+@position_options
 @click.option("--objective", default="expected-brains", show_default=True,
               help="expected-brains, reach:K (1 <= K <= 40) or rule:N,S (1 <= N <= 100, 1 <= S <= 3).")
 @click.option("--exact", is_flag=True, help="Exact values and score distribution (the base game; as exact=true).")
 @click.option("--verbose", is_flag=True, help="Every outcome of the next roll, every tyre-tracks choice and the "
               "whole score distribution (by default the first few scores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the HTTP API's JSON answer.")
-def odds_command(footprints: str, brains: str, shotguns: str, banked: int, mode: str, double_brains: str,
-                 double_shotguns: str, effects: str, kept_out: str, school_bus: bool, bus_brains: int,
-                 bus_shotguns: int, riding: bool, bus_out: bool, recycle: str, objective: str, exact: bool,
-                 verbose: bool, as_json: bool) -> None:
+def odds_command(objective: str, exact: bool, verbose: bool, as_json: bool, **position: Any) -> None:
     """The odds of a position: next roll, decision, final score.
 
     The options are /v1/odds's fields (`--kept-out` for `kept_out`, ...); the School Bus's options other than
     --school-bus need it, as over HTTP. Whether the next roll is the turn's first (`first_roll`) is not an
     option: it follows from the piles (nothing rolled yet), and the answer says it."""
-    values = {"footprints": _dice(footprints), "brains": _dice(brains), "shotguns": _dice(shotguns),
-              "banked": banked, "mode": mode, "double_brains": _dice(double_brains),
-              "double_shotguns": _dice(double_shotguns), "effects": _dice(effects), "kept_out": _dice(kept_out),
-              "school_bus": school_bus, "bus_brains": bus_brains, "bus_shotguns": bus_shotguns, "riding": riding,
-              "bus_out": bus_out, "recycle": recycle, "objective": objective, "exact": exact}
+    values = {**position, "objective": objective, "exact": exact}
     try:
         _check_objective(values)
         result = _answer(values)  # a position too large to solve is refused too
@@ -262,8 +298,8 @@ def tables() -> None:
 
 
 @tables.command("build")
-@click.option("--mode", default="original", show_default=True, type=click.Choice(list(MODES)), help="Game mode.")
-@click.option("--variant", default="before-draw", show_default=True, type=click.Choice(RECYCLE_VARIANTS),
+@click.option("--mode", default="original", show_default=True, type=CHOICES["mode"], help="Game mode.")
+@click.option("--variant", default="before-draw", show_default=True, type=CHOICES["recycle"],
               help="The recycling rule.")
 @click.option("--players", default=2, show_default=True, type=click.IntRange(2, 8),
               help="Players: 2 or 3 in every mode, 4 in original (exactly; the API answers the other counts from "
@@ -302,9 +338,9 @@ def solutions() -> None:
 
 
 @solutions.command("build")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(list(MODES)),
+@click.option("--mode", "modes", multiple=True, type=CHOICES["mode"],
               help="Game mode (repeat for several; default: every mode).")
-@click.option("--variant", "variants", multiple=True, type=click.Choice(RECYCLE_VARIANTS),
+@click.option("--variant", "variants", multiple=True, type=CHOICES["recycle"],
               help="The recycling rule (repeat for both; default: both).")
 @click.option("--school-bus/--no-school-bus", "bus", default=None,
               help="Only the School Bus's solutions, or only those without it (default: both).")
@@ -374,10 +410,10 @@ def answers() -> None:
 
 
 @answers.command("warm")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(list(MODES)),
+@click.option("--mode", "modes", multiple=True, type=CHOICES["mode"],
               help="Game mode (repeat for several; default: every mode).")
 @click.option("--variant", "variants", multiple=True, default=("before-draw",), show_default=True,
-              type=click.Choice(RECYCLE_VARIANTS), help="The recycling rule (repeat for both).")
+              type=CHOICES["recycle"], help="The recycling rule (repeat for both).")
 @click.option("--school-bus/--no-school-bus", default=None, help="Only with (or without) the School Bus "
               "(default: both).")
 def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | None) -> None:

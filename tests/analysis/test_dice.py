@@ -3,12 +3,14 @@ is one row, served end to end."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from flask.testing import FlaskClient
 
 from analysis import MODES, Mode, Position, next_roll
@@ -25,6 +27,7 @@ from analysis.dice import (
     SHOTGUN,
 )
 from api import create_app, spec
+from api.cli import main
 from workers import solutions
 from workers.tables import join, key_for_job
 
@@ -53,8 +56,9 @@ def mini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FlaskClien
 
 
 def test_a_mode_added_as_one_row_is_served_end_to_end(mini: FlaskClient) -> None:
-    """Its dice, its solutions (built as every builder builds them), odds read from them with the next roll exact,
-    and its full-game table computed as a job: no other file names the mode."""
+    """Its dice, its solutions (built as every builder builds them), odds read from them with the next roll exact (on
+    the command line too, where it is a choice of --mode), and its full-game table computed as a job: no other file
+    names the mode."""
     assert MINI.name in [m["name"] for m in mini.get("/v1/modes").get_json()["modes"]]
     listed = {(s["mode"], s["recycle"], s["school_bus"]): s for s in mini.get("/v1/solutions").get_json()["solutions"]}
     assert {c for c in listed if c[0] == MINI.name} == {(MINI.name, r, b) for r in ("before-draw", "draw-then-recycle")
@@ -73,6 +77,11 @@ def test_a_mode_added_as_one_row_is_served_end_to_end(mini: FlaskClient) -> None
     assert Fraction(answer["next_roll"]["bust"]["exact"]) == exact.bust  # 1 red, 2 more from 2 green, 2 yellow
     assert answer["decision"]["action"] in ("roll", "stop", "tie")
     assert abs(sum(p["value"] for p in answer["turn"]["score_distribution"]) - 1) < 1e-9
+    command = CliRunner().invoke(main, ["odds", "--mode", MINI.name, "--footprints", "red", "--brains", "green,yellow",
+                                        "--shotguns", "red", "--json"])
+    assert command.exit_code == 0, command.output
+    assert json.loads(command.output) == answer
+    assert f"|{MINI.name}]" in CliRunner().invoke(main, ["odds", "--help"]).output
     r = mini.post("/v1/odds", json={**asked, "school_bus": True})
     assert r.status_code == 200, r.get_json()
 
