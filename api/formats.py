@@ -13,12 +13,10 @@ import csv
 import io
 from typing import Any
 
-__all__ = ["NotExact", "csv_table", "one_value", "rows"]
-
-BASE_FIELDS = ("mode", "footprints", "brains", "shotguns", "banked", "recycle", "score", "cup")
+__all__ = ["NotExact", "cell", "csv_table", "one_value", "rows"]
 
 
-def _cell(value: object) -> object:
+def cell(value: object) -> object:
     """A list of names as one cell (names separated by spaces), a boolean as `true` / `false`."""
     if isinstance(value, list):
         return " ".join(value)
@@ -29,15 +27,9 @@ def rows(answer: dict[str, Any]) -> list[tuple[str, object]]:
     """(key, value) pairs: the position, the next roll, the decision, the outcomes, the distribution."""
     position, roll, decision = answer["position"], answer["next_roll"], answer["decision"]
     out: list[tuple[str, object]] = [
-        ("mode", position["mode"]),
-        ("footprints", " ".join(position["footprints"])),
-        ("brains", " ".join(position["brains"])),
-        ("shotguns", " ".join(position["shotguns"])),
-        ("banked", position["banked"]),
-        # Double Feature and School Bus only: the other fields of the position (analysis.position's)
-        *((k, _cell(v)) for k, v in position.items() if k not in BASE_FIELDS),
-        ("recycle", position["recycle"]),
-        ("score", position["score"]),
+        # the position as the answer has it (api/answers.py: every field of analysis.position's that applies, in the
+        # order of the spec's `Position`), the cup a row per die
+        *((k, cell(v)) for k, v in position.items() if k != "cup"),
         *((f"cup.{die}", n) for die, n in position["cup"].items()),
         ("bust", roll["bust"]["value"]),
         ("expected_brains", roll["expected_brains"]["value"]),

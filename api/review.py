@@ -31,12 +31,13 @@ from flask import Blueprint, Response, current_app, g, jsonify, request
 from analysis import MODES, Position, budgets
 from analysis.game import GameSolution
 from analysis.game.units import no_table_reason
-from analysis.position import DOUBLE_FEATURE_FIELDS
+from analysis.position import BASE_FIELDS, DOUBLE_FEATURE_FIELDS
 from analysis.review import DecisionReview, GameLog, LogError, Review, review
 from workers.store import table_key
 from workers.tables import load
 
 from .errors import MAX_ERRORS, ApiError
+from .formats import cell
 
 __all__ = ["bp", "answer", "csv_rows", "spreadsheet_safe", "two_player_table", "unpriced", "MAX_LOG_BYTES",
            "MAX_SOLVES"]
@@ -47,8 +48,12 @@ bp = Blueprint("review", __name__)
 # written compactly, twice that indented, and a game of two players lasts 20 to 40 turns (more with
 # more players). `REVIEW_MAX_CONTENT_LENGTH` in the app's config overrides it.
 MAX_LOG_BYTES = 256 * 1024
-CSV_COLUMNS = ("turn", "roll", "player", "scores", "turn_total", "footprints", "brains", "shotguns", "banked",
-               "chosen", "best", "roll_value", "stop_value", "cost", "mistake", "measure")
+# A decision's position (schema `ReviewPosition`) is a position's fields (analysis.position's) but the game's, which
+# the log gives once (`GameLog`); a log has no School Bus.
+GAME_FIELDS = ("mode", "recycle")
+DECISION_FIELDS = tuple(f for f in BASE_FIELDS if f not in GAME_FIELDS)
+CSV_COLUMNS = ("turn", "roll", "player", "scores", "turn_total", *DECISION_FIELDS, "chosen", "best", "roll_value",
+               "stop_value", "cost", "mistake", "measure")
 # Double Feature logs add the position's other piles and why a decision was not solved ("" if it was).
 EXPANSION_COLUMNS = (*DOUBLE_FEATURE_FIELDS, "unpriced")
 MAX_SOLVES = 12  # tables solved per review, at most: about a minute of CPU at the rates above
@@ -90,11 +95,10 @@ def unpriced(position: Position) -> str | None:
 
 
 def _position(p: Position) -> dict[str, Any]:
-    out: dict[str, Any] = {"footprints": list(p.footprints), "brains": list(p.brains), "shotguns": list(p.shotguns),
-                           "banked": p.banked, "score": p.score}
-    if not MODES[p.mode].plain:
-        out.update({k: list(getattr(p, k)) for k in DOUBLE_FEATURE_FIELDS})
-    return out
+    """`p` as schema `ReviewPosition`: its `DECISION_FIELDS`, the Double Feature's in its modes, and its score."""
+    names = DECISION_FIELDS + (() if MODES[p.mode].plain else DOUBLE_FEATURE_FIELDS)
+    values = {k: getattr(p, k) for k in names}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()} | {"score": p.score}
 
 
 def _decision(d: DecisionReview, players: tuple[str, ...]) -> dict[str, Any]:
@@ -147,12 +151,11 @@ def csv_rows(result: dict[str, Any]) -> str:
         p = d["position"]
         values = d.get("values")
         row = [d["turn"], d["roll"], spreadsheet_safe(d["player"]), " ".join(map(str, d["scores"])), p["score"],
-               " ".join(p["footprints"]), " ".join(p["brains"]), " ".join(p["shotguns"]), p["banked"],
-               d["chosen"], d.get("best", ""), repr(values["roll"]) if values else "",
-               repr(values["stop"]) if values else "", repr(d["cost"]) if "cost" in d else "",
-               "true" if d["mistake"] else "false", result["measure"]]
+               *(cell(p[k]) for k in DECISION_FIELDS), d["chosen"], d.get("best", ""),
+               repr(values["roll"]) if values else "", repr(values["stop"]) if values else "",
+               repr(d["cost"]) if "cost" in d else "", "true" if d["mistake"] else "false", result["measure"]]
         if expansion:
-            row += [" ".join(p[k]) for k in DOUBLE_FEATURE_FIELDS] + [d.get("unpriced", "")]
+            row += [cell(p[k]) for k in DOUBLE_FEATURE_FIELDS] + [d.get("unpriced", "")]
         writer.writerow(row)
     return buffer.getvalue()
 

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from analysis.position import POSITION_FIELDS
+from api import spec
 from api.formats import NotExact, csv_table, one_value, rows
 
 from ..responses import query
@@ -66,6 +68,24 @@ def test_one_value_as_text(client: FlaskClient, field: str) -> None:
 
 def test_bust_as_text_at_the_start(client: FlaskClient) -> None:
     assert client.get("/v1/odds.txt?field=bust&exact=true&_=42").get_data(as_text=True) == "94/3861"
+
+
+# The spec's `school-bus-riding` example: a Double Feature mode with the School Bus, near the end of the turn.
+RIDING_BODY = {"mode": "big-summer-action-movie", "school_bus": True, "riding": True, "footprints": ["hottie"],
+               "brains": ["hunk", "green", "green"], "double_brains": ["hunk"], "shotguns": ["red", "red"]}
+
+
+def test_the_csv_has_a_row_per_field_of_the_position(client: FlaskClient) -> None:
+    """Every field of a position (analysis.position's), then `first_roll` and `score`, in the order the spec
+    documents them, which names every one; then the cup."""
+    response = client.get("/v1/odds", query_string={**query(RIDING_BODY), "format": "csv"})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    keys = [key for key, _ in list(csv.reader(io.StringIO(response.get_data(as_text=True))))[1:]]
+    before_recycle = [f for f in POSITION_FIELDS if f != "recycle"]
+    assert keys[:len(POSITION_FIELDS) + 2] == [*before_recycle, "first_roll", "recycle", "score"]
+    assert keys[len(POSITION_FIELDS) + 2].startswith("cup.")
+    documented = spec.load()[1]["paths"]["/v1/odds"]["get"]["description"]
+    assert all(f"`{key}`" in documented for key in (*POSITION_FIELDS, "first_roll", "score"))
 
 
 # A School Bus answer riding the bus, as answers.answer renders it (values from the stored solution: floats only,
