@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 
 from analysis import Position, PositionError
-from analysis.position import MAX_BANKED, banked_reachable
+from analysis.position import MAX_BANKED, POSITION_FIELDS, SCHOOL_BUS_FIELDS, banked_reachable
 from analysis.roll import needs_recycling
 from analysis.table import table_for
 
@@ -140,18 +140,11 @@ def test_banked_rule_matches_breadth_first_search():
 
 def test_the_position_is_defined_once() -> None:
     """`POSITION_FIELDS` (by part: base game, Double Feature, School Bus) is `Position`'s fields, in order, and
-    every form a position takes elsewhere has each of them: the /v1/odds request (body and query), its answer,
-    the CLI's options."""
+    every form a position takes elsewhere is made of them: the /v1/odds answer's position, the review's decisions
+    and the CLI's options (the requests: test_every_operation_that_takes_a_position_takes_all_of_it)."""
     from dataclasses import fields
 
-    from analysis.position import (
-        BASE_FIELDS,
-        COUNTS,
-        DOUBLE_FEATURE_FIELDS,
-        PILES,
-        POSITION_FIELDS,
-        SCHOOL_BUS_FIELDS,
-    )
+    from analysis.position import BASE_FIELDS, COUNTS, DOUBLE_FEATURE_FIELDS, PILES
     from api import spec
     from api.cli import odds_command
 
@@ -160,13 +153,45 @@ def test_the_position_is_defined_once() -> None:
     kinds = {f.name: f.type for f in declared}
     assert {n for n, t in kinds.items() if t == "tuple[str, ...]"} == {*PILES, "effects"}
     assert {n for n, t in kinds.items() if t == "int"} == set(COUNTS)
+    schemas = spec.load()[1]["components"]["schemas"]
+    assert set(schemas["Position"]["properties"]) == {*POSITION_FIELDS, "first_roll", "score", "cup"}
+    game = {"mode", "recycle"}  # a game log gives them once; it has no School Bus
+    assert game <= set(schemas["GameLog"]["properties"])
+    assert set(schemas["ReviewPosition"]["properties"]) == {*BASE_FIELDS, *DOUBLE_FEATURE_FIELDS, "score"} - game
+    assert {p.name for p in odds_command.params} == {*POSITION_FIELDS, "objective", "exact", "verbose", "as_json"}
+
+
+# Every operation of openapi.yaml that takes a position, with its own parameters (in the query, or fields of its JSON
+# body) that are not the position's; and the fields of the position an operation does not take, with why.
+POSITION_OPERATIONS = {
+    ("/v1/odds", "get"): {"objective", "scores", "seat", "final_round", "exact", "format"},
+    ("/v1/odds", "post"): {"objective", "scores", "seat", "final_round", "exact"},
+    ("/v1/odds.txt", "get"): {"objective", "scores", "seat", "final_round", "field", "exact"},
+    ("/v1/bust.txt", "get"): {"exact"},
+    ("/v1/advice.txt", "get"): {"objective", "scores", "seat", "final_round"},
+    ("/v1/win.txt", "get"): {"scores", "seat", "final_round"},
+}
+NOT_TAKEN = {("/v1/win.txt", "get"): set(SCHOOL_BUS_FIELDS)}  # (its full-game tables are of games without the bus)
+
+
+def test_every_operation_that_takes_a_position_takes_all_of_it() -> None:
+    """A field added to the position and forgotten by an operation of the contract fails here, and so does an
+    operation that takes a position and is not listed above."""
+    from api import spec
+
     document = spec.load()[1]
-    schemas = document["components"]["schemas"]
-    assert set(POSITION_FIELDS) <= set(schemas["OddsRequest"]["properties"])
-    assert set(POSITION_FIELDS) <= set(schemas["Position"]["properties"])
-    query = {spec.resolve(document, p)["name"] for p in document["paths"]["/v1/odds"]["get"]["parameters"]}
-    assert set(POSITION_FIELDS) <= query
-    assert set(POSITION_FIELDS) <= {p.name for p in odds_command.params}
+
+    def parameters(operation: dict) -> set[str]:
+        names = {spec.resolve(document, p)["name"] for p in operation.get("parameters", ())}
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+        return names | set(spec.resolve(document, body["schema"])["properties"] if body else ())
+
+    taken = {(path, method): parameters(operation) for path, item in document["paths"].items()
+             for method, operation in item.items() if method in ("get", "post", "put", "patch", "delete")}
+    position = set(POSITION_FIELDS)
+    assert {op for op, names in taken.items() if names & position - {"mode", "recycle"}} == set(POSITION_OPERATIONS)
+    for op, own in POSITION_OPERATIONS.items():
+        assert taken[op] == position - NOT_TAKEN.get(op, set()) | own, op
 
 
 # -- Double Feature positions ----------------------------------------------------------------------------------------
