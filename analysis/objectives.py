@@ -14,7 +14,9 @@ turn score ``T``; the objective supplies them and nothing else about the game:
 Every stop value is an integer, so that exact solvers keep it exact and float solvers read it exactly.
 
 * `Win`: the chance of winning the game around the turn (its scores, read against the mode's full-game table).
-  Its values are the game table's (analysis/game), not a turn solve's: `odds.win_odds` answers it.
+  Its values are the game table's (analysis/game), not a turn solve's: `odds.win_odds` answers it, and it has no
+  stop values or levels of its own. Nor is it parsed from text alone: its scores are checked around the position
+  (`game.advice.game_around`, which also says which table decides) and its table found for them.
 """
 
 from __future__ import annotations
@@ -120,8 +122,8 @@ Objective = ExpectedBrains | Reach | FixedRule
 
 @dataclass(frozen=True)
 class Win:
-    """Maximise the chance of winning the game `scores` (`game.advice.check_scores`), read against the mode's
-    full-game `table`."""
+    """Maximise the chance of winning the game `scores` (`game.advice.game_around`), read against the mode's
+    full-game `table` of `scores.table_players` players."""
 
     scores: GameScores
     table: GameSolution | SeatsSolution = field(compare=False, repr=False)

@@ -5,7 +5,9 @@ before this turn and the mover's seat) is one point of the solved two-player gam
 is an index of the mode's transition table (``table_for(mode, recycle).index``, as analysis.odds
 uses it) and the turn total is the position's score (brains noted plus the brain pile), which is
 what `GameSolution.decision` takes. `check_scores` refuses a game situation that cannot be the start
-of a turn, naming each field at fault (`scores`, `seat`, `final_round`).
+of a turn, naming each field at fault (`scores`, `seat`, `final_round`); `game_around` checks it around a position,
+answered exactly or by the reduced model as the tables served allow (`GameScores.table_players`: the table that
+decides).
 
 Three players (of every mode) are answered exactly from their own table (`SeatsSolution`, seats.py): the scores,
 read in seat order, name one start of a turn (`seats.spot_for`: the normal game, the final round or a tie-break
@@ -38,8 +40,9 @@ from .kernel import kernel_for
 from .many import MEASURED, MeasuredError, reduced_win_probability
 from .seats import Final, Game, Normal, SeatsSolution, Spot, Tie, spot_for
 from .solution import GameDecision, GameSolution
+from .units import exact_players
 
-__all__ = ["GameScores", "WinAdvice", "check_scores", "reduced_model_error", "win_advice"]
+__all__ = ["GameScores", "WinAdvice", "check_scores", "game_around", "reduced_model_error", "win_advice"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,12 @@ class GameScores:
     def final_round(self) -> bool:
         """Someone has ended a turn at the goal or more (the final round, or a tie-break round)."""
         return self.phase != "normal"
+
+    @property
+    def table_players(self) -> int:
+        """The players of the full-game table that decides: the game's own, answered exactly; else two (the reduced
+        model's duel)."""
+        return self.players if self.exact else 2
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,20 @@ def check_scores(scores: list[int], seat: int | None, final_round: bool | None =
         raise PositionError([FieldError("scores", why)]) from None
     game = GameScores(mover, other, duel_seat, kind, n, tuple(scores), seat)
     _check_final_round(game, final_round, goal)
+    return game
+
+
+def game_around(position: Position | None, scores: list[int], seat: int | None,
+                final_round: bool | None = None) -> GameScores:
+    """The game around `position` named by a request's fields (`check_scores`): more than two players answered
+    exactly where the mode's table of that many is solved (`units.exact_players`), else by the reduced model where it
+    was measured (`reduced_model_error`); a PositionError naming each fault. `position` None (itself at fault): the
+    scores alone, as the reduced model reads them."""
+    n = len(scores)
+    game = check_scores(scores, seat, final_round,
+                        exact=position is not None and n > 2 and n in exact_players(position.mode))
+    if position is not None:
+        reduced_model_error(position, game)
     return game
 
 

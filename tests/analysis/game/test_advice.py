@@ -8,7 +8,7 @@ import pytest
 
 from analysis import Position, PositionError, next_roll
 from analysis.game import GameSolution, solve_seats
-from analysis.game.advice import check_scores, reduced_model_error, win_advice
+from analysis.game.advice import check_scores, game_around, reduced_model_error, win_advice
 from analysis.game.many import MEASURED
 from analysis.game.seats import Final, Normal
 from analysis.table import table_for
@@ -99,3 +99,21 @@ def test_more_players_by_the_reduced_model_carry_its_measured_error(game: GameSo
     with pytest.raises(PositionError) as info:
         reduced_model_error(sequel, scores)
     assert info.value.errors[0].field == "scores"
+
+
+def test_the_game_around_a_position_is_exact_where_its_table_is_solved() -> None:
+    """Around a position, more players are answered exactly where the mode's table of that many is solved (three in
+    every mode, four in the base game), by that table; more by the reduced model over the two-player table, where it
+    was measured. Without a position (one at fault), the scores alone, as the reduced model reads them."""
+    three = game_around(POSITION, [4, 9, 2], 2)
+    assert three.exact and three.table_players == 3 and three == check_scores([4, 9, 2], 2, exact=True)
+    assert game_around(POSITION, [4, 9, 2, 0], 2).table_players == 4
+    five = game_around(POSITION, [4, 9, 2, 0, 1], 2)
+    assert not five.exact and five.table_players == 2 and (five.mover, five.other) == (4, 9)
+    assert game_around(POSITION, [4, 9], 2).table_players == 2
+    sequel = Position(mode="direct-to-video-sequel", footprints=("green",), brains=("green", "yellow"))
+    assert game_around(sequel, [4, 9, 2], 2).table_players == 3
+    with pytest.raises(PositionError) as info:  # four players of the sequel: the reduced model, not measured there
+        game_around(sequel, [4, 9, 2, 0], 2)
+    assert [e.field for e in info.value.errors] == ["scores"]
+    assert game_around(None, [4, 9, 2], 2) == check_scores([4, 9, 2], 2)
