@@ -1,8 +1,8 @@
-"""The /v1/odds answer of one position and objective, as the documented JSON: the position read from validated
-request values (`position_from`), the answer read from the mode's stored solution (`from_solution`) or computed
-where none holds it (`compute`, within the per-mode limits of analysis/budgets.py), and rendered (`answer`), shared
-by every process through the store (`shared_answer`). api/odds.py serves it; api/tables.py serves the objective win
-with it.
+"""The /v1/odds answer of one position and objective, as the documented JSON: the position and the objective read
+from validated request values (`position_from`: the objective parsed once, and passed on as its type), the answer
+read from the mode's stored solution (`from_solution`) or computed where none holds it (`compute`, within the per-mode
+limits of analysis/budgets.py), and rendered (`answer`), shared by every process through the store (`shared_answer`).
+api/odds.py serves it; api/tables.py serves the objective win with it.
 
 No request computes for long: an answer is computed by a job (workers/jobs.py's `submit`, by the answer's key: a
 thread of the server, `JOBS` of them computing at a time), which the request waits for up to `ANSWER_WAIT` seconds
@@ -28,7 +28,7 @@ from typing import Any
 
 from flask import current_app
 
-from analysis import Odds, Position, PositionError, odds, parse_objective
+from analysis import ExpectedBrains, Objective, Odds, Position, PositionError, Win, odds, parse_objective
 from analysis.budgets import approximate, left_out, room, too_large
 from analysis.exact import fraction_text
 from analysis.odds import NearTie, TurnStartTooLarge, answer_from, within
@@ -43,13 +43,27 @@ from .errors import ApiError, FieldError
 from .memory import give_back
 
 __all__ = ["answer", "answer_key", "answer_job", "compute", "from_solution", "computing", "position_from",
-           "read_answer", "shared_answer", "only_rolling_action", "exact_json", "JOBS", "RETRY_AFTER"]
+           "read_position", "impossible", "read_answer", "shared_answer", "only_rolling_action", "exact_json", "JOBS",
+           "RETRY_AFTER"]
 
 log = logging.getLogger(__name__)
 
 
-def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
+def position_from(values: Mapping[str, Any]) -> tuple[Position, Objective]:
     """The position and objective named by validated request values, or a 422 naming every fault."""
+    position, errors = read_position(values)
+    objective = None
+    try:
+        objective = parse_objective(values.get("objective", ExpectedBrains.name))
+    except ValueError as e:
+        errors.append(FieldError("objective", str(e)))
+    if errors:
+        raise impossible(errors, "request")
+    return position, objective
+
+
+def read_position(values: Mapping[str, Any]) -> tuple[Position | None, list[FieldError]]:
+    """The position named by validated request values, or None and its faults."""
     fields = {k: values[k] for k in POSITION_FIELDS if k in values}
     for pile in (*PILES, "effects"):  # (lists of names: effects too)
         if pile in fields:
@@ -57,28 +71,24 @@ def position_from(values: Mapping[str, Any]) -> tuple[Position, str]:
     for name in COUNTS:
         if isinstance(fields.get(name), float) and fields[name].is_integer():
             fields[name] = int(fields[name])  # JSON's 9.0 is the number 9 (the spec's integer type agrees)
-    errors: list[FieldError] = []
-    objective = values.get("objective", "expected-brains")
     try:
-        objective = parse_objective(objective).name
-    except ValueError as e:
-        errors.append(FieldError("objective", str(e)))
-    try:
-        position = Position(**fields)
+        return Position(**fields), []
     except PositionError as e:
-        errors = e.errors + errors
-    if errors:
-        raise ApiError(422, "impossible request: " + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
-    return position, objective
+        return None, list(e.errors)
+
+
+def impossible(errors: list[FieldError], what: str) -> ApiError:
+    """The 422 naming every fault of an impossible `what` (the request, or the position as the analysis found it)."""
+    return ApiError(422, f"impossible {what}: " + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
 
 
 @lru_cache(maxsize=512)
-def compute(position: Position, objective: str) -> Odds:
+def compute(position: Position, objective: Objective) -> Odds:
     """`analysis.odds`, memoised: exact score distributions near the start of a turn take seconds.
 
     A position too large to solve here (`too_large`) is a 422 naming why, never a 500; so is one whose answer
     would be in floats (`approximate`) where rolling and stopping are too nearly equal for floats to decide."""
-    fault = too_large(position, parse_objective(objective))
+    fault = too_large(position, objective)
     try:
         if fault is None:
             return odds(position, objective, distribution=left_out(position) is None,
@@ -126,7 +136,7 @@ def answer(o: Odds) -> dict[str, Any]:
             "expected_brains": exact_json(roll.expected_brains),
             "recycles": roll.recycles,
         },
-        "decision": _win_decision(o) if o.win is not None else {
+        "decision": _win_decision(o) if isinstance(decision.objective, Win) else {
             "action": decision.action,
             "objective": decision.objective.name,
             "roll": _value(decision.roll, decision.within),
@@ -143,8 +153,8 @@ def _win_decision(o: Odds) -> dict[str, Any]:
     """The decision by probability of winning (schema `Decision` with objective ``win``): P(win) if the player
     rolls and if it stops, and what the worse action gives up."""
     win = o.win
-    return {"action": win.action, "objective": "win", "roll": {"value": win.roll}, "stop": {"value": win.stop},
-            **({"cost": {"value": win.cost}} if win.cost is not None else {})}
+    return {"action": win.action, "objective": o.decision.objective.name, "roll": {"value": win.roll},
+            "stop": {"value": win.stop}, **({"cost": {"value": win.cost}} if win.cost is not None else {})}
 
 
 def _turn(o: Odds) -> dict[str, Any]:
@@ -173,11 +183,11 @@ def _give_up(o: Odds) -> list[dict[str, Any]]:
             for g in o.give_up]
 
 
-def answer_key(position: Position, objective: str, stored: bool = False) -> Key:
+def answer_key(position: Position, objective: Objective, stored: bool = False) -> Key:
     """The store's name for the answer to (`position`, `objective`), `stored`: read from the mode's stored solution
-    (floats), not solved for the question: a digest of them (a frozen value's repr names every field), under the
-    engine's version like a table."""
-    digest = hashlib.sha256(repr((position, objective, *(("stored solution",) if stored else ()))).encode())
+    (floats), not solved for the question: a digest of them (a frozen value's repr names every field; the objective
+    by its name), under the engine's version like a table."""
+    digest = hashlib.sha256(repr((position, objective.name, *(("stored solution",) if stored else ()))).encode())
     return Key("answer", position.mode, position.recycle, 1, tag=digest.hexdigest()[:40])
 
 
@@ -188,7 +198,7 @@ def from_solution(position: Position, turn: AnyStoredTurn, distribution: bool = 
     return answer(answer_from(position, turn, distribution=distribution))
 
 
-def shared_answer(position: Position, objective: str, turn: AnyStoredTurn | None = None) -> dict[str, Any]:
+def shared_answer(position: Position, objective: Objective, turn: AnyStoredTurn | None = None) -> dict[str, Any]:
     """The answer: read from `turn`, the mode's stored solution, if given (lookups, and a flow for the score
     distribution: milliseconds mostly, seconds early in a long turn), else solved for the question (`compute`).
     From the store if another worker (or this server before a restart) computed it; else computed by a job (module
@@ -222,7 +232,7 @@ def shared_answer(position: Position, objective: str, turn: AnyStoredTurn | None
                        extensions={"job": answer_job(key)}) from None
 
 
-def _computed(position: Position, objective: str) -> dict[str, Any]:
+def _computed(position: Position, objective: Objective) -> dict[str, Any]:
     return answer(compute(position, objective))
 
 

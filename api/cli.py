@@ -31,15 +31,15 @@ from typing import Any
 import click
 from gunicorn.app.base import BaseApplication
 
-from analysis import MODES, Position, parse_objective
-from analysis.odds import stored_solution
+from analysis import MODES, Position, Win
+from analysis.odds import EXPECTED_BRAINS, stored_solution
 from analysis.position import DOUBLE_FEATURE_FIELDS, PILES, POSITION_FIELDS, RECYCLE_VARIANTS
 from workers import solutions as solution_jobs
 from workers.shared import store
 from workers.store import ENGINE_VERSION
 from workers.tables import QUEUE_ERRORS, join, no_table_reason, status, submit
 
-from .answers import answer_key, position_from, shared_answer
+from .answers import answer_key, read_position, shared_answer
 from .errors import ApiError, FieldError
 from .odds import answer_for
 from .spec import objective_fault
@@ -150,19 +150,14 @@ def _check_objective(values: dict[str, Any]) -> None:
     faults; and `win`, which needs the game's scores (this command does not take them). Ranges the schema lets
     through (`rule:0,1`) are refused by position_from, in the same words."""
     objective = values["objective"]
-    if objective == "win":
+    if objective == Win.name:
         fault = ("win needs the game's scores and seat, which this command does not take: ask the HTTP API "
                  "(/v1/odds or /v1/win.txt with scores and seat)")
     else:
         fault = objective_fault(objective)
     if fault is None:
         return
-    errors = [FieldError("objective", fault)]
-    try:
-        position_from({**values, "objective": "expected-brains"})
-    except ApiError as e:
-        errors = e.errors + errors
-    raise ApiError(422, fault, errors)
+    raise ApiError(422, fault, [*read_position(values)[1], FieldError("objective", fault)])
 
 
 def _options() -> dict[str, str]:
@@ -422,12 +417,12 @@ def warm(modes: tuple[str, ...], variants: tuple[str, ...], school_bus: bool | N
     refuses is skipped, with why; one read from a stored solution needs no warming."""
     from . import create_app
 
-    app, shelf, objective = create_app({"SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": None}), store(), "expected-brains"
+    app, shelf, objective = create_app({"SHARE_ANSWERS_AFTER": 0, "ANSWER_WAIT": None}), store(), EXPECTED_BRAINS
     buses = (False, True) if school_bus is None else (school_bus,)
     for mode, variant, bus in itertools.product(modes or MODES, variants, buses):
         position = Position(mode=mode, recycle=variant, school_bus=bus)
         label = f"{mode}, {variant}{', School Bus' if bus else ''}"
-        if stored_solution(position, parse_objective(objective)) is not None:
+        if stored_solution(position, objective) is not None:
             click.echo(f"{label}: read from its stored solution (zombie-odds solutions build), nothing to warm")
             continue
         if answer_key(position, objective) in shelf:

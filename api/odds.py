@@ -13,8 +13,8 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify
 
-from analysis import Position, PositionError, parse_objective
-from analysis.odds import stored_solution
+from analysis import Position, PositionError
+from analysis.odds import EXPECTED_BRAINS, stored_solution
 from analysis.roll import next_roll
 from analysis.stored import AnyStoredTurn
 from workers import solutions
@@ -28,6 +28,7 @@ from .answers import (
     computing,
     exact_json,
     from_solution,
+    impossible,
     only_rolling_action,
     position_from,
     read_answer,
@@ -51,7 +52,7 @@ def answer_for(values: Mapping[str, Any], distribution: bool = True) -> dict[str
     position, objective = position_from(values)
     turn = solutions.load(position.mode, position.recycle, position.school_bus)  # (None: not built)
     try:
-        solution = stored_solution(position, parse_objective(objective), bool(values.get("exact")), turn is not None)
+        solution = stored_solution(position, objective, bool(values.get("exact")), turn is not None)
     except PositionError as e:
         raise ApiError(422, "; ".join(f"{f.field}: {f.reason}" for f in e.errors), e.errors) from None
     if solution is None:
@@ -82,10 +83,9 @@ def stored_answer(position: Position, turn: AnyStoredTurn | None, distribution: 
     try:
         if not distribution:  # lookups alone: no job
             return from_solution(position, turn, distribution=False)
-        return shared_answer(position, "expected-brains", turn)
+        return shared_answer(position, EXPECTED_BRAINS, turn)
     except PositionError as e:  # no turn of the mode reaches it: the solution has no such state
-        raise ApiError(422, "impossible position: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
-                       e.errors) from None
+        raise impossible(e.errors, "position") from None
 
 
 @bp.get("/v1/answers/<id>")

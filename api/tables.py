@@ -18,9 +18,9 @@ from typing import Any
 
 from flask import Blueprint, Response, g, jsonify, request
 
-from analysis import MODES, FieldError, PositionError, Win, odds
+from analysis import MODES, FieldError, Position, PositionError, Win, odds
 from analysis.game import GameSolution, SeatsSolution
-from analysis.game.advice import check_scores, reduced_model_error
+from analysis.game.advice import WinAdvice, game_around
 from analysis.game.many import MEASURED, MeasuredError, reduced_table
 from analysis.game.seats import Final, Normal, Spot, Tie
 from analysis.game.units import job_seconds
@@ -350,7 +350,7 @@ def get_heatmap_svg(mode: str) -> Response:
 # -- /v1/odds with scores: the objective `win` ---------------------------------------------------------
 def wants_win(values: Mapping[str, Any]) -> bool:
     """Does this /v1/odds request ask for the decision by probability of winning?"""
-    return any(name in values for name in WIN_FIELDS) or values.get("objective") == "win"
+    return any(name in values for name in WIN_FIELDS) or values.get("objective") == Win.name
 
 
 def _asked(name: str) -> bool:
@@ -360,6 +360,29 @@ def _asked(name: str) -> bool:
     return name in (request.get_json(silent=True) or {})
 
 
+def _win_question(values: Mapping[str, Any]) -> tuple[Position, Win, str]:
+    """The position and the objective win of a /v1/odds request that `wants_win` (its game checked around the
+    position: `game.advice.game_around`), with the URL of the table that decides; a 422 naming every fault, and while
+    that table is not stored, a 503 (its job started)."""
+    position, errors = answers.read_position(values)
+    if _asked("objective") and values["objective"] != Win.name:
+        errors.append(FieldError("objective", f"{values['objective']!r}: with scores the decision is by the "
+                                              "probability of winning; leave objective out, or ask win"))
+    if "scores" not in values:
+        errors.append(FieldError("scores", "required with objective win, seat or final_round (the mover's score, "
+                                           "then the other player's)"))
+    else:
+        try:
+            game = game_around(position, values["scores"], values.get("seat"), values.get("final_round"))
+        except PositionError as e:
+            errors += e.errors
+    if errors:
+        raise answers.impossible(errors, "request")
+    key = table_key(position.mode, position.recycle, game.table_players)
+    solution, sha256 = _solution_or_503(key)
+    return position, Win(game, solution), table_url(key, sha256)
+
+
 def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     """The /v1/odds answer whose decision is by probability of winning the game (schema `Odds`).
 
@@ -367,53 +390,30 @@ def win_answer(values: Mapping[str, Any]) -> dict[str, Any]:
     comes from the stored table; `turn` (the score distribution of an expected-brains policy) is left
     out, and `game` says which table decided. A table not stored yet: 503, and its job is started.
     """
-    errors: list[FieldError] = []
-    if _asked("objective") and values.get("objective") != "win":
-        errors.append(FieldError("objective", f"{values['objective']!r}: with scores the decision is by the "
-                                              "probability of winning; leave objective out, or ask win"))
-    position, game = None, None
+    position, objective, url = _win_question(values)
     try:
-        position = answers.position_from({**values, "objective": "expected-brains"})[0]
-    except ApiError as e:
-        errors = e.errors + errors
-    if "scores" not in values:
-        errors.append(FieldError("scores", "required with objective win, seat or final_round (the mover's score, "
-                                           "then the other player's)"))
-    else:
-        players = len(values["scores"])
-        exact = position is not None and players > 2 and no_table_reason(position.mode, players) is None
-        try:
-            game = check_scores(values["scores"], values.get("seat"), values.get("final_round"), exact=exact)
-        except PositionError as e:
-            errors += e.errors
-    if position is not None and game is not None:
-        try:
-            reduced_model_error(position, game)
-        except PositionError as e:
-            errors += e.errors
-    if errors or position is None or game is None:
-        raise ApiError(422, "impossible request: " + "; ".join(f"{e.field}: {e.reason}" for e in errors), errors)
-
-    key = table_key(position.mode, position.recycle, game.players if game.exact else 2)
-    solution, sha256 = _solution_or_503(key)
-    try:
-        o = odds(position, Win(game, solution))
+        o = odds(position, objective)
     except PositionError as e:
-        raise ApiError(422, "impossible position: " + "; ".join(f"{x.field}: {x.reason}" for x in e.errors),
-                       e.errors) from None
-    result = answers.answer(o)
-    result["game"] = {"scores": list(game.scores), "seat": game.player_seat, "final_round": game.final_round,
-                      "phase": game.phase, "win_probability": {"value": o.win.turn_start},
-                      "table": table_url(key, sha256), "cap_error": solution.cap_error}
-    model_error = o.win.model_error
+        raise answers.impossible(e.errors, "position") from None
+    return {**answers.answer(o), "game": _game(o.win, url, objective.table.cap_error)}
+
+
+def _game(advice: WinAdvice, url: str, cap_error: float) -> dict[str, Any]:
+    """Which table decided, and the game around the turn (schema `Game`): its scores and phase, P(the mover wins)
+    from the start of the turn; with more than two players, their own table's P(each seat wins) or the reduced
+    model's duel and measured error."""
+    game, model_error = advice.scores, advice.model_error
+    out: dict[str, Any] = {"scores": list(game.scores), "seat": game.player_seat, "final_round": game.final_round,
+                           "phase": game.phase, "win_probability": {"value": advice.turn_start}, "table": url,
+                           "cap_error": cap_error}
     if game.exact:  # more than two players, from their own table (analysis/game/advice.py)
-        result["game"].update(players=game.players, model="exact", p_seats=list(o.win.p_seats))
+        out.update(players=game.players, model="exact", p_seats=list(advice.p_seats))
     if model_error is not None:  # 3 to 8 players: the reduced model's duel (analysis/game/advice.py)
-        result["game"].update(players=game.players, model="duel-the-leader",
-                              duel={"scores": [game.mover, game.other], "seat": game.seat},
-                              model_error={"games": model_error.games, "bias": model_error.bias,
-                                           "calibration_error": model_error.calibration_error})
-    return result
+        out.update(players=game.players, model="duel-the-leader",
+                   duel={"scores": [game.mover, game.other], "seat": game.seat},
+                   model_error={"games": model_error.games, "bias": model_error.bias,
+                                "calibration_error": model_error.calibration_error})
+    return out
 
 
 def _solution_or_503(key: Key) -> tuple[GameSolution | SeatsSolution, str]:

@@ -30,7 +30,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
-from analysis import Position, kept
+from analysis import ExpectedBrains, Position, kept
 from api import create_app
 from api.answers import compute
 from workers import jobs
@@ -198,7 +198,7 @@ def sequel_solutions(solutions: Path) -> Path:
 @pytest.fixture(scope="session")
 def warm() -> None:
     """Build the base game's table and the start of a turn once per test session."""
-    compute(Position(), "expected-brains")
+    compute(Position(), ExpectedBrains())
 
 
 @pytest.fixture(scope="session")

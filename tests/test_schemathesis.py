@@ -52,7 +52,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from analysis import Position, PositionError, parse_objective
+from analysis import ExpectedBrains, Position, PositionError, parse_objective
 from analysis.budgets import room, too_large
 from analysis.odds import stored_solution
 from api import create_app
@@ -139,7 +139,7 @@ def no_builds() -> Iterator[None]:
 
 @pytest.fixture(scope="module", autouse=True)
 def warm_both_variants(warm: None) -> None:
-    compute(Position(recycle="draw-then-recycle"), "expected-brains")
+    compute(Position(recycle="draw-then-recycle"), ExpectedBrains())
 
 
 @pytest.fixture(scope="module", autouse=True)

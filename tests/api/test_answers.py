@@ -16,9 +16,10 @@ import pytest
 from flask.testing import FlaskClient
 
 import api.answers
-from analysis import MODES, Position, next_roll
+from analysis import MODES, ExpectedBrains, Position, Reach, next_roll
 from analysis.simulate import random_position
 from api import answers, create_app
+from api.errors import ApiError
 
 # (an objective that no stored solution answers: expected brains is read from one, never computed here)
 BODY = {"footprints": ["green", "red"], "brains": ["green"], "shotguns": ["red"], "objective": "reach:3"}
@@ -30,6 +31,18 @@ def query(position: Position) -> str:
         if getattr(position, name):
             fields[name] = ",".join(getattr(position, name))
     return "&".join(f"{k}={v}" for k, v in fields.items())
+
+
+def test_the_request_s_objective_is_read_once_as_its_type() -> None:
+    """position_from parses the objective into its type, which the answer then takes as it is; a 422 names the
+    position's faults, then the objective's."""
+    position, objective = answers.position_from(BODY)
+    assert position == Position(footprints=("green", "red"), brains=("green",), shotguns=("red",))
+    assert objective == Reach(3) and answers.position_from({})[1] == ExpectedBrains()
+    with pytest.raises(ApiError) as info:
+        answers.position_from({"shotguns": ["red"] * 3, "objective": "rule:0,1"})
+    assert info.value.status == 422 and [e.field for e in info.value.errors] == ["shotguns", "objective"]
+    assert answers.read_position({"shotguns": ["red"] * 3})[0] is None
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -162,7 +175,7 @@ def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
     # (an objective that no stored solution answers: expected brains is read from one, never computed here)
     store, query = Store(tmp_path), "footprints=green,red&brains=green&shotguns=red&objective=reach:3"
-    key = api.answers.answer_key(Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), "reach:3")
+    key = api.answers.answer_key(Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), Reach(3))
     expected = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 0}).test_client().get(f"/v1/odds?{query}").json
     assert store.get(key)[0] == expected and store.writes(key) == 1
 
@@ -182,7 +195,7 @@ def test_a_slow_answer_is_stored_for_every_worker(tmp_path: Path, monkeypatch: p
     slow_only = create_app({"TESTING": True, "SHARE_ANSWERS_AFTER": 60}).test_client()
     assert slow_only.get(f"/v1/odds?{query.replace('reach:3', 'reach:2')}").status_code == 200
     assert store.get(api.answers.answer_key(Position(footprints=("green", "red"), brains=("green",),
-                                                  shotguns=("red",)), "reach:2")) is None
+                                                  shotguns=("red",)), Reach(2))) is None
 
 
 # -- long answers are jobs ------------------------------------------------------------------------
@@ -247,14 +260,14 @@ def test_a_long_flow_from_a_stored_solution_is_a_job(tmp_path: Path, monkeypatch
         time.sleep(0.05)
     assert done.status_code == 200 and done.get_json() == expected
     position, _ = _question()
-    assert job.rsplit("/", 1)[1] == api.answers.answer_key(position, "expected-brains", stored=True).name
-    assert api.answers.answer_key(position, "expected-brains") != api.answers.answer_key(position, "expected-brains",
-                                                                                            stored=True)
+    assert job.rsplit("/", 1)[1] == api.answers.answer_key(position, ExpectedBrains(), stored=True).name
+    assert api.answers.answer_key(position, ExpectedBrains()) != api.answers.answer_key(position, ExpectedBrains(),
+                                                                                          stored=True)
 
 
 def _question():
     from analysis import Position
-    return Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), "reach:3"
+    return Position(footprints=("green", "red"), brains=("green",), shotguns=("red",)), Reach(3)
 
 
 def test_a_quick_answer_is_given_by_the_request_and_not_stored(tmp_path: Path,

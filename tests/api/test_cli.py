@@ -261,13 +261,13 @@ def test_tables_build_computes_once_and_says_where(tmp_path: Path, monkeypatch: 
 def test_answers_warm_stores_the_turn_start_the_api_serves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           client: FlaskClient) -> None:
     """A turn start read from a stored solution needs no warming (every mode's, with the School Bus or not)."""
-    from analysis import Position
+    from analysis import ExpectedBrains, Position
     from api.answers import answer_key
 
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
     result = run("answers", "warm", "--mode", "original", "--no-school-bus")
     assert result.exit_code == 0, result.output
-    key = answer_key(Position(), "expected-brains")
+    key = answer_key(Position(), ExpectedBrains())
     assert "original, before-draw: read from its stored solution" in result.output and key not in Store(tmp_path)
     sequel = run("answers", "warm", "--mode", "direct-to-video-sequel", "--school-bus")
     assert sequel.exit_code == 0, sequel.output

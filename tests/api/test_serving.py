@@ -299,12 +299,12 @@ def test_a_worker_running_an_answer_job_is_not_recycled_until_it_ends() -> None:
     """Recycling a worker for its memory while an answer's job runs would kill the job (to start again, as large,
     when the question is asked again): the first request after the job ends recycles it."""
     import api.answers
-    from analysis import Position
+    from analysis import ExpectedBrains, Position
     from api.serving import recycle_when_large
     from workers import jobs
 
     hook, worker, release = recycle_when_large(0), FakeWorker(), threading.Event()
-    key = api.answers.answer_key(Position(), "expected-brains")
+    key = api.answers.answer_key(Position(), ExpectedBrains())
     job = jobs.submit(key.name, release.wait)  # (as `api.answers.shared_answer` submits an answer's job)
     try:
         hook(worker, None, {}, None)
