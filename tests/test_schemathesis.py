@@ -53,7 +53,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from analysis import ExpectedBrains, Position, PositionError, parse_objective
-from analysis.budgets import room, too_large
+from analysis.budgets import above_certified, room, too_large
 from analysis.odds import stored_solution
 from api import create_app
 from api.answers import compute
@@ -94,6 +94,8 @@ def expensive(values: Any) -> bool:
         position = Position(**fields)
         objective = parse_objective(values.get("objective", "expected-brains"))
     except (PositionError, ValueError, TypeError):
+        return False
+    if above_certified(position) is not None:  # refused at once: a 422 naming banked
         return False
     if objective.above(0) > CHEAP_TARGET:
         return True
