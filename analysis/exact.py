@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from gmpy2 import mpq, mpz
 from scipy.sparse.csgraph import connected_components
 
-from .kept import kept
+from .kept import SIZES, kept
 from .objectives import Objective
 from .policy import CAP_MARGIN, BusSolution, Solution, bus_solve, solve
 from .position import BusState, DiceState
@@ -45,7 +45,6 @@ __all__ = ["ExactTurn", "exact_turn", "to_fraction", "fraction_text", "ExactBusT
 
 MARGIN = 1e-9
 RESIDUES_FROM = 512  # bits: a larger value's score distribution flows as residues (`ExactTurn._forward`)
-DISTRIBUTIONS_KEPT = 4096  # distributions are per position (a forward pass each): keep the recent ones
 _CHOICE = ("stop", "roll", None)
 
 
@@ -64,7 +63,7 @@ def _mpq(x: Fraction) -> mpq:
 
 
 class _Distributions:
-    """The score distributions an exact engine has worked out, the most recent `DISTRIBUTIONS_KEPT` (each is a
+    """The score distributions an exact engine has worked out, the most recent ``SIZES["distribution"]`` (each is a
     forward pass of its own, and a server is asked about the same positions again)."""
 
     def __init__(self) -> None:
@@ -78,7 +77,7 @@ class _Distributions:
             self._distributions.move_to_end(key)
         else:
             self._distributions[key] = self._forward(roll, score)
-            if len(self._distributions) > DISTRIBUTIONS_KEPT:
+            if len(self._distributions) > SIZES["distribution"]:
                 self._distributions.popitem(last=False)
         return self._distributions[key]
 

@@ -46,12 +46,13 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache, cached_property, lru_cache
+from functools import cache, cached_property
 from math import comb, factorial, gcd
 from operator import add, sub
 from typing import NamedTuple
 
 from .dice import BRAIN, BUS, EFFECTS, Die, Face, Mode
+from .kept import kept
 from .position import BusState, DiceState, Position
 
 __all__ = ["Transition", "NextRoll", "transitions", "next_roll", "draws", "needs_recycling", "set_aside", "convert",
@@ -183,7 +184,7 @@ def needs_recycling(mode: Mode, state: DiceState) -> bool:
     return sum(state.cup(mode)) < mode.dice_per_roll - sum(state.hand)
 
 
-@lru_cache(maxsize=4096)  # (per dice state: a server asked about every position would keep them all)
+@kept("dice state")
 def transitions(mode: Mode, state: DiceState, recycle: str = "before-draw") -> tuple[Transition, ...]:
     """Every distinct result of rolling again from `state`, merged, with exact probabilities.
 
@@ -246,15 +247,15 @@ def set_aside(roll: Roll, effects: tuple[str, ...]) -> tuple[Roll, tuple[int, ..
     aside, now, rest = [], set(effects), []
     for faces in roll:
         n = 0
-        kept = []
+        left = []
         for face, c in faces:
             if face.effect in EFFECTS:
                 n += c
                 now.add(face.effect)
             else:
-                kept.append((face, c))
+                left.append((face, c))
         aside.append(n)
-        rest.append(tuple(kept))
+        rest.append(tuple(left))
     return tuple(rest), tuple(aside), tuple(sorted(now))
 
 
@@ -407,7 +408,7 @@ def _outcomes(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], bra
     return tuple(merged.items())
 
 
-@lru_cache(maxsize=256)  # (up to megabytes each in the Double Feature: a server asked about every pile keeps some)
+@kept("pile")
 def _summed(mode: Mode, rolled: tuple[int, ...], effects: tuple[str, ...], brains: tuple[int, ...],
             double_brains: tuple[int, ...]) -> tuple[tuple[tuple, int, int, int, int], ...]:
     """`_outcomes`, each with the shotguns it shows, its change of the pile's brains (rescues included)
@@ -523,7 +524,7 @@ def _plain_settled(mode: Mode, rolled: tuple[int, ...]) -> tuple[tuple, ...]:
                  for b, s, brains, shots, hand, w in _roll(mode, rolled))
 
 
-@lru_cache(maxsize=4096)  # (a table's search keeps its own copy of each)
+@kept("dice state")  # (a table's search keeps its own copy of each)
 def _bus_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[tuple[tuple, ...], int, int]:
     """A bus roll from `dice`: its footprint dice, new dice to make the roll's 2 ordinary dice, and the bus.
 
@@ -577,7 +578,7 @@ def _bus_groups() -> tuple[tuple[str, tuple[tuple[Face, int], ...]], ...]:
     return tuple((effect, tuple(faces)) for effect, faces in groups.items())
 
 
-@lru_cache(maxsize=4096)
+@kept("dice state")
 def _ordinary_rolls(mode: Mode, dice: DiceState, recycle: str) -> tuple[int, tuple[tuple, ...]]:
     """`transitions` as integer weights over their least common denominator, with each result's shotguns in the
     pile and bust threshold (the School Bus adds its tokens to them)."""

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from functools import cache
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..kept import kept
 from ..table import Table, table_for
 
 __all__ = ["Kernel", "Sweep", "kernel_for", "sweep", "fixed_policy"]
@@ -118,7 +118,7 @@ def _least_totals(table: Table) -> np.ndarray:
         least = new
 
 
-@cache
+@kept("game")
 def kernel_for(mode: str, recycle: str) -> Kernel:
     """Renumber `table_for(mode, recycle)` in sweep order and slice its matrices per layer.
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from functools import cache
 
 import numpy as np
 
 from ..dice import MODES
+from ..kept import kept
 from ..simulate import Turn, roll_once
 from ..table import table_for
 from .duel import certain_tops, pairs_of, phase, stop_values
@@ -71,7 +71,7 @@ class PolicyTable:
         return [(tops[:, c], out.rolls[: tops[:, c].max() + 1, :, c]) for c in range(len(columns))]
 
 
-@cache
+@kept("game")
 def policy_table(solution: GameSolution) -> PolicyTable:
     """One shared `PolicyTable` per solution (its masks are computed once per process)."""
     return PolicyTable(solution)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
+from ..kept import kept
 from .duel import CAP, GOAL, Values, pairs_of, phase, solve_tiebreak, solve_total
 from .kernel import Kernel, kernel_for
 from .play import policy_table
@@ -95,7 +95,7 @@ def rule_game(rule: Rule, rule_seat: int, mode: str = "original", recycle: str =
     return v
 
 
-@cache
+@kept("game")
 def rule_win_probability(rule: Rule | str, rule_seat: int, mode: str = "original", recycle: str = "before-draw",
                          opponent: str = "optimal") -> float:
     """P(the rule's player wins) from 0-0 when it sits in `rule_seat` (1 moves first)."""

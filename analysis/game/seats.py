@@ -63,6 +63,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.optimize
 
+from ..kept import SIZES, kept
 from .duel import CAP, GOAL, solve_tiebreak
 from .kernel import Kernel, Sweep, fixed_policy, kernel_for, sweep
 from .rules import Rule, parse_rule
@@ -76,7 +77,6 @@ CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is ch
 MAX_ITERATIONS = 200
 PASSES = 2  # a tie-break round's passes laid out as layers of units (`seats_layers`): it nearly always needs two
 FORMAT = "zombie-odds/seats/1"
-TURNS_KEPT = 8  # `SeatsSolution.decision`'s sweeps kept (about 20 MB each in the base game)
 SWEEP_BYTES = 1 << 30  # the working memory of one sweep (kernel.py keeps every level of its columns) ...
 SWEEP_NUMBERS = 24  # ... unless it carries fewer numbers a state than this (`_chunks`)
 
@@ -265,7 +265,7 @@ class SeatsSolution:
             needed = int(tops.max()) + 1 + solver.kernel.max_delta  # past `levels` every outcome is the last one
             stop = np.concatenate([stop, np.full(max(0, needed - len(stop)), stop[-1])])
             hit = (sweep(solver.kernel, stop[:, None], tops, full=True), stop)
-            if len(self._turns) >= TURNS_KEPT:
+            if len(self._turns) >= SIZES["seats sweep"]:
                 self._turns.clear()
             self._turns[spot] = hit
         return hit
@@ -756,7 +756,7 @@ def every_spot(game: Game, levels: int) -> list[Spot]:
         *finals, *ties]
 
 
-@functools.cache  # (a job's layers and its table's check both ask: 3 s for four players)
+@kept("seats")  # (a job's layers and its table's check both ask: 3 s for four players)
 def _reachable(game: Game, levels: int) -> tuple[tuple[Final, ...], tuple[Tie, ...]]:
     """Every start of a turn of the final round and of tie-breaks the normal game can lead to, in order.
 
@@ -806,7 +806,7 @@ class SeatsUnit(NamedTuple):
 SPOT_KINDS = ("settle", "pass", "final")  # the kinds of unit whose items are spots
 
 
-@functools.cache  # (a job asks at every layer)
+@kept("seats")  # (a job asks at every layer)
 def seats_layers(n: int, mode: str = "original", recycle: str = "before-draw", goal: int = GOAL, cap: int = CAP,
                  split: int = 1, rules: tuple[tuple[int, str], ...] = ()) -> tuple[tuple[SeatsUnit, ...], ...]:
     """The solve as layers of independent units (each layer needs every earlier one): tie-breaks by the number of

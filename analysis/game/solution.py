@@ -12,11 +12,12 @@ unit it is solved in). Units of one layer can run in parallel; a layer needs eve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..kept import SIZES, kept
 from ..table import table_for
 from .duel import CAP, GOAL, Values, certain_tops, pairs_of, phase, solve_tiebreak, solve_total, stop_values
 from .kernel import Sweep, kernel_for, sweep
@@ -131,7 +132,7 @@ class GameSolution:
             top = max(level, int(certain_tops(kernel, self.values, seat, mover, other).max()))
             stop = stop_values(self.values, seat, mover, other, top + 1 + kernel.max_delta)
             hit = (sweep(kernel, stop[:, None], np.array([top]), full=True), top)
-            if len(self._cache) >= 16:
+            if len(self._cache) >= SIZES["game sweep"]:
                 self._cache.clear()
             self._cache[key] = hit
         return hit
@@ -270,7 +271,7 @@ def assemble(mode: str, recycle: str, results: list[dict[str, Any]], cap: int = 
                         tuple(v.f.tolist()), float(v.w))
 
 
-@cache
+@kept("game")
 def solve_game(mode: str = "original", recycle: str = "before-draw", cap: int = CAP) -> GameSolution:
     """Solve the two-player game in this process: every layer in order, one unit per layer."""
     table_for(mode, recycle)  # the table is built (and cached) outside the solve proper

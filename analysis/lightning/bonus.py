@@ -37,10 +37,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
+from ..kept import kept
 from .cards import Card, dice_counts, parse_card
 from .chain import back_substitute, float_back_substitute, greedy_policy, rank_of, transitions
 from .chase import Chase, check_greedy, solve_chase
@@ -89,7 +89,7 @@ def _check_number(name: str, value: object, low: int, high: int) -> int:
     return value
 
 
-@lru_cache(maxsize=256)
+@kept("card")
 def _bonus(text: str, number: int) -> BonusChase:
     chase = solve_chase(parse_card(text))
     tab = tables()
@@ -183,7 +183,7 @@ def _exact_gain_iteration(
         order, policy = sorted(range(len(KEEPS)), key=lambda k: (-h[k], k)), None
 
 
-@lru_cache(maxsize=256)
+@kept("card")
 def _points(text: str, players: int) -> tuple[PointRate, dict[tuple[int, ...], tuple[int, ...]]]:
     chase = solve_chase(parse_card(text))
     points, card_points, renew = _scoring(chase, players)

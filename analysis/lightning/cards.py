@@ -37,8 +37,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import combinations_with_replacement
+
+from ..kept import kept
 
 __all__ = ["Card", "CardError", "parse_card", "dice_counts", "MAX_CARD_LENGTH"]
 
@@ -424,7 +425,7 @@ class Card:
         return self.text
 
 
-@lru_cache(maxsize=1024)
+@kept("card text")
 def _parse_cached(text: str) -> Card:
     return Card(text)
 

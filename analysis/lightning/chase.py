@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from itertools import islice
 
 import numpy as np
 
+from ..kept import kept
 from .cards import Card, dice_counts, parse_card
 from .chain import (
     Transitions,
@@ -154,7 +154,7 @@ def _exact_policy_iteration(matched: np.ndarray, order: list[int]) -> tuple[dict
         order = _exact_order(values)
 
 
-@lru_cache(maxsize=256)
+@kept("card")
 def _solve(text: str) -> Chase:
     card = parse_card(text)
     tab = tables()
@@ -275,7 +275,7 @@ def _summary(chase: Chase) -> tuple[str, tuple[tuple[tuple[int, ...], tuple[int,
     return "; ".join(parts), examples
 
 
-@lru_cache(maxsize=256)
+@kept("card")
 def _analyze(text: str) -> CardAnalysis:
     chase = _solve(text)
     tab = tables()
@@ -309,7 +309,7 @@ def analyze(card: Card | str) -> CardAnalysis:
     return _analyze(parse_card(card).text)
 
 
-@lru_cache(maxsize=256)
+@kept("card")
 def _advice_table(text: str) -> dict[tuple[int, ...], Advice]:
     chase = _solve(text)
     table = {}

@@ -42,10 +42,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from itertools import combinations_with_replacement
 from math import log2
 
+from ..kept import kept
 from .cards import Card, parse_card
 from .chain import big_int
 from .chase import WITHIN_HORIZON, Chase, solve_chase, survival_masses
@@ -297,7 +297,7 @@ def _power_of_two_above(x: Fraction) -> Fraction:
     return Fraction(1, 2 ** ((x.denominator // x.numerator).bit_length() - 1))
 
 
-@lru_cache(maxsize=256)
+@kept("card")
 def _race(text: str, n: int) -> RaceAnalysis:
     chase = solve_chase(parse_card(text))
     exact = _exact(chase, n)

@@ -1,9 +1,13 @@
-"""analysis/kept.py: one owner, one size per kind of turn kept."""
+"""analysis/kept.py: one owner, one size per kind of result kept."""
 
 from __future__ import annotations
 
+import importlib
+
 from analysis import exact, kept, policy, table
 from analysis.kept import SIZES
+
+from ..test_imports import modules
 
 
 def test_a_kind_keeps_its_last_turns_only_and_forgets_them_on_demand() -> None:
@@ -36,3 +40,13 @@ def test_every_step_of_a_kind_is_kept_with_the_same_size() -> None:
     for kind, cached in steps.items():
         assert {c.cache_parameters()["maxsize"] for c in cached} == {SIZES[kind]}
         assert all(c in kept._owned[kind] for c in cached)
+
+
+def test_every_cache_of_the_analysis_with_a_size_is_kept_here() -> None:
+    """A cache with a size keeps results: it is kept.py's, so that its size is one of `SIZES` and `forget` reaches it
+    (a table computed once from the rules stays an unbounded `functools.cache`)."""
+    caches = {f"{name}.{attr}": value for name in modules() if name.startswith("analysis.")
+              for attr, value in vars(importlib.import_module(name)).items() if hasattr(value, "cache_parameters")}
+    owned = {id(c) for steps in kept._owned.values() for c in steps}
+    assert len(owned & {id(c) for c in caches.values()}) > 20  # (the walk finds the caches kept here)
+    assert [name for name, c in caches.items() if c.cache_parameters()["maxsize"] and id(c) not in owned] == []
