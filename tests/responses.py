@@ -1,5 +1,5 @@
-"""What the HTTP tests read from answers: exact values, RFC 9457 problems and the fields they name, positions as
-query strings and back."""
+"""What the HTTP tests read from answers: exact values, RFC 9457 problems and the fields they name, that an answer is no
+bug, positions as query strings and back."""
 
 from __future__ import annotations
 
@@ -36,6 +36,13 @@ def problem(response: Any, status: int) -> dict[str, Any]:
     assert body["status"] == status
     assert body["detail"]
     return body
+
+
+def no_bug(response: Any) -> None:
+    """Assert an answer or a refusal, never a bug: below 500, and a refusal a problem."""
+    assert response.status_code < 500, response.get_data(as_text=True)
+    if response.status_code >= 400:
+        problem(response, response.status_code)
 
 
 def fields(body: dict[str, Any]) -> list[str]:

@@ -1,13 +1,14 @@
-"""Hypothesis strategies shared by the test modules."""
+"""Hypothesis strategies shared by the test modules, and the settings their fuzzed HTTP requests share."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from hypothesis import assume
+from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
 
 from analysis import MODES, Position, PositionError
+from analysis.lightning import DECK
 from analysis.position import banked_reachable
 
 DIE_NAMES = {name: mode.die_names for name, mode in MODES.items()}
@@ -49,3 +50,17 @@ def reachable_positions(draw, table, banked: int = 0) -> Position:
 def fractions(bits: int = 64) -> st.SearchStrategy:
     """Rationals whose numerator and denominator have at most `bits` bits (signed)."""
     return st.builds(Fraction, st.integers(-(2**bits) + 1, 2**bits - 1), st.integers(1, 2**bits - 1))
+
+
+def six_dice() -> st.SearchStrategy[list[int]]:
+    """A throw of six Lightning Dice, in any order."""
+    return st.lists(st.integers(1, 6), min_size=6, max_size=6)
+
+
+def card_texts() -> st.SearchStrategy[str]:
+    """Lightning Dice cards whose analyses a property test can afford: the deck's and a few more."""
+    more = ["kind:3", "has:1,2", "sum:18-24 | all-odd", "2+2+1+1"]
+    return st.sampled_from([card.text for card in DECK.values()] + more)
+
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # fuzzed requests

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from analysis import FieldError
@@ -19,7 +19,8 @@ from api import create_app
 from api.errors import MAX_DETAIL, MAX_ERRORS, RETRY_AFTER, ApiError
 from api.errors import problem as make_problem
 
-from ..responses import fields, problem
+from ..responses import fields, no_bug, problem
+from ..strategies import FUZZ
 
 
 def test_unknown_route_and_wrong_method(client: FlaskClient) -> None:
@@ -97,15 +98,6 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=12,
 )
-
-
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def no_bug(response: Any) -> None:
-    assert response.status_code < 500, response.get_data(as_text=True)
-    if response.status_code >= 400:
-        problem(response, response.status_code)
 
 
 @FUZZ

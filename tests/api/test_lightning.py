@@ -15,7 +15,7 @@ from urllib.parse import quote
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from analysis.lightning import (
@@ -30,7 +30,8 @@ from analysis.lightning import (
 )
 from api import spec
 
-from ..responses import exact, fields, problem
+from ..responses import exact, fields, no_bug, problem
+from ..strategies import FUZZ
 
 ADVICE = "/v1/lightning/advice"
 ANALYZE = "/v1/lightning/cards/analyze"
@@ -331,17 +332,10 @@ def test_the_analysis_takes_json_only(client: FlaskClient) -> None:
 
 # -- fuzz: no card text reaches the catch-all -----------------------------------------------------
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 card_text = st.text(max_size=30) | st.lists(
     st.sampled_from(["kind:4", "straight", "sum:", "20-30", "faces:", "has:6,6", "1,2", "4+2", "+", "|", "&", "!",
                      "(", ")", "and", "or", "not", "all-even", "three-pairs", " ", ":", ",", "-", "9"]),
     max_size=8).map("".join)
-
-
-def no_bug(response: Any) -> None:
-    assert response.status_code < 500, response.get_data(as_text=True)
-    if response.status_code >= 400:
-        problem(response, response.status_code)
 
 
 @FUZZ

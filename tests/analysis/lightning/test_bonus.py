@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from analysis.lightning import analyze, bonus_chase, point_advice, point_rate
 
-from .strategies import ROLLS, card_text_strategy
+from ...strategies import card_texts
+from .rolls import ROLLS
 
 
 def test_bonus_all_even_closed_form() -> None:
@@ -45,7 +46,7 @@ def test_points_for_six_of_a_kind() -> None:
 
 
 @settings(max_examples=12, deadline=None)
-@given(card_text_strategy, st.integers(2, 6))
+@given(card_texts(), st.integers(2, 6))
 def test_points_policy_is_never_worse(text: str, players: int) -> None:
     rate = point_rate(text, players)
     assert rate.best_gain >= rate.card_policy_gain > 0

@@ -20,7 +20,7 @@ from analysis.lightning.chain import (
 )
 from analysis.lightning.tables import EMPTY, KEEP_INDEX, KEEPS, STATES, tables
 
-from .strategies import max_of_geometrics
+from .rolls import max_of_geometrics
 
 
 def sixes_first() -> list[int]:

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from analysis.lightning import WITHIN_HORIZON, Card, advice, analyze, parse_card, point_rate
 
-from .strategies import FACES, ROLLS, card_text_strategy, dice_strategy, max_of_geometrics, multinomial
+from ...strategies import card_texts, six_dice
+from .rolls import FACES, ROLLS, max_of_geometrics, multinomial
 
 
 def test_all_even_is_six_independent_geometrics() -> None:
@@ -146,7 +147,7 @@ def test_claimed_values_satisfy_bellman_optimality_exactly(text: str) -> None:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(card_text_strategy, dice_strategy, st.randoms(use_true_random=False))
+@given(card_texts(), six_dice(), st.randoms(use_true_random=False))
 def test_advice_is_a_legal_keep(text: str, dice, rnd) -> None:
     tip = advice(text, dice)
     shuffled = list(dice)
@@ -163,7 +164,7 @@ def test_advice_is_a_legal_keep(text: str, dice, rnd) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(card_text_strategy)
+@given(card_texts())
 def test_throw_distribution_properties(text: str) -> None:
     result = analyze(text)
     card = result.card

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import analysis.lightning.racing as race_module
 from analysis.lightning import CERTIFIED_ERROR, analyze, parse_card, race
 
-from .strategies import card_text_strategy
+from ...strategies import card_texts
 
 
 def _all_even_race(players: int) -> tuple[Fraction, Fraction]:
@@ -62,7 +62,7 @@ def test_race_exact_within_certified_bounds(monkeypatch, text: str, players: int
 
 
 @settings(max_examples=12, deadline=None)
-@given(card_text_strategy, st.integers(2, 4))
+@given(card_texts(), st.integers(2, 4))
 def test_race_properties(text: str, players: int) -> None:
     result = race(text, players)
     single = analyze(text)

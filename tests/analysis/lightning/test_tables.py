@@ -11,7 +11,7 @@ import numpy as np
 
 from analysis.lightning.tables import EMPTY, KEEP_INDEX, KEEPS, STATE_INDEX, STATES, tables
 
-from .strategies import ROLLS
+from .rolls import ROLLS
 
 
 def test_rolls_and_keeps_are_every_multiset_once() -> None:
