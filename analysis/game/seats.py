@@ -69,8 +69,9 @@ from .kernel import Kernel, Sweep, fixed_policy, kernel_for, sweep
 from .rules import Rule, parse_rule
 from .solution import GameDecision
 
-__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "spot_for", "every_spot", "SeatsPolicy",
-           "SeatsUnit", "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL", "roll_tops", "sweep_bytes"]
+__all__ = ["Normal", "Final", "Tie", "Spot", "Game", "SeatsSolution", "cap_error", "spot_for", "every_spot",
+           "SeatsPolicy", "SeatsUnit", "seats_layers", "solve_unit", "solve_seats", "RESIDUAL_TOL", "roll_tops",
+           "sweep_bytes"]
 
 RESIDUAL_TOL = 1e-13  # a cycle (or a tie-break round) is solved once an iteration moves its values by less than this
 CHECK_BELOW = 1e-7  # a step that moved a cycle's values by less than this is checked by a sweep of the values alone
@@ -192,10 +193,8 @@ class SeatsSolution:
 
     @functools.cached_property
     def cap_error(self) -> float:
-        """A bound on the cap's effect on any value: ``F[cap]`` (duel.py: the chance of beating a lead of `cap` in
-        one turn) once for each seat but one (module docstring)."""
-        _, final, _ = solve_tiebreak(kernel_for(self.mode, self.recycle), self.game.cap, self.game.goal)
-        return (self.game.n - 1) * float(final[self.game.cap])
+        """A bound on the cap's effect on any value (`cap_error`)."""
+        return cap_error(self.mode, self.recycle, self.game.n, self.game.goal, self.game.cap)
 
     @property
     def p_seat_wins(self) -> tuple[float, ...]:
@@ -283,6 +282,13 @@ class SeatsSolution:
             for c, k in enumerate(part.tolist()):
                 top = int(tops[:, k].max())
                 self._decisions[spots[k]] = (tops[:, k], np.packbits(out.rolls[: top + 1, :, c], axis=1))
+
+
+def cap_error(mode: str, recycle: str, n: int, goal: int = GOAL, cap: int = CAP) -> float:
+    """A bound on the cap's effect on any value of `n` players' table: ``F[cap]`` (duel.py: the chance of beating a
+    lead of `cap` in one turn) once for each seat but one (module docstring)."""
+    _, final, _ = solve_tiebreak(kernel_for(mode, recycle), cap, goal)
+    return (n - 1) * float(final[cap])
 
 
 def spot_for(game: Game, scores: tuple[int, ...], mover: int) -> Spot:
