@@ -36,6 +36,7 @@ from workers.tables import (
     status,
     stored,
     submit,
+    units_per_layer,
 )
 
 from . import answers
@@ -46,6 +47,7 @@ __all__ = ["bp", "table_url", "table_answer", "table_rows", "reduced_answer", "j
            "win_answer"]
 
 bp = Blueprint("tables", __name__)
+bp.record_once(lambda state: units_per_layer())  # a wrong ZOMBIE_ODDS_TABLE_UNITS stops the server as it starts
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 WIN_FIELDS = ("scores", "seat", "final_round")

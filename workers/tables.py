@@ -36,7 +36,7 @@ from . import jobs
 from .shared import store
 from .store import ENGINE_VERSION, CorruptEntry, EntryInfo, Key, table_key
 
-__all__ = ["NotHere", "embedded_tables",
+__all__ = ["NotHere", "embedded_tables", "units_per_layer",
            "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
            "no_table_reason"]
 
@@ -185,6 +185,17 @@ def embedded_tables() -> frozenset[tuple[str, int]]:
     return frozenset(out)
 
 
+def units_per_layer() -> int:
+    """How many units each layer of a table job is cut into: `ZOMBIE_ODDS_TABLE_UNITS`, by default 2. Best as many as
+    the worker processes that share the job, one unit each a layer: fewer leave workers idle, and more cost each unit's
+    fixed part again without a worker to run it (docs/scaling.md). The values are the same bit for bit whatever the
+    split."""
+    raw = os.environ.get("ZOMBIE_ODDS_TABLE_UNITS", "2")
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"ZOMBIE_ODDS_TABLE_UNITS must be a whole number of units, at least 1, not {raw!r}")
+    return int(raw)
+
+
 def submit(mode: str, variant: str = "before-draw", players: int = 2, server: bool = False) -> TableJob:
     """Start computing a table unless it is stored or its job runs; its job either way. A `server`
     without Redis refuses (`NotHere`) a table outside `embedded_tables` that is not stored already."""
@@ -214,7 +225,7 @@ def _submit_to_workers(key: Key) -> TableJob:
         job = status(key)
         if job is not None and job.state != "failed":
             return job
-        start_table_job(key.mode, key.variant, key.players, job_id=job_id(key))
+        start_table_job(key.mode, key.variant, key.players, split=units_per_layer(), job_id=job_id(key))
         return status(key) or _in_progress(key, 0, _total(key))
 
 
@@ -242,4 +253,4 @@ def _run_here(key: Key) -> None:
     from .tasks import start_table_job
 
     if _succeeded(key) is None:
-        start_table_job(key.mode, key.variant, key.players, job_id=job_id(key))
+        start_table_job(key.mode, key.variant, key.players, split=units_per_layer(), job_id=job_id(key))

@@ -568,3 +568,12 @@ def test_a_double_feature_table_is_served_and_decides(client: FlaskClient, df_so
         assert decision["action"] == expected.action
         assert decision["roll"]["value"] == pytest.approx(expected.p_win_roll, abs=1e-12)
         assert decision["stop"]["value"] == pytest.approx(expected.p_win_stop, abs=1e-15)
+
+
+def test_a_wrong_number_of_units_a_layer_stops_the_server_as_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ZOMBIE_ODDS_TABLE_UNITS` is read when the application is made, not first by a request (a 500 there)."""
+    monkeypatch.setenv("ZOMBIE_ODDS_TABLE_UNITS", "none")
+    with pytest.raises(ValueError, match="ZOMBIE_ODDS_TABLE_UNITS"):
+        create_app({"TESTING": True})
+    monkeypatch.setenv("ZOMBIE_ODDS_TABLE_UNITS", "3")
+    assert create_app({"TESTING": True})

@@ -122,7 +122,7 @@ def test_a_job_asked_for_while_it_runs_is_joined_not_started_again(shelf: Store,
     it is the same job, queued; once its table is stored it has succeeded, and is not computed again."""
     release, runs = threading.Event(), []
 
-    def solve(mode: str, variant: str, players: int, job_id: str) -> None:  # stands for the graph of tasks
+    def solve(mode: str, variant: str, players: int, split: int, job_id: str) -> None:  # stands for the graph of tasks
         runs.append(job_id)
         assert release.wait(30)
         shelf.put(table_key(mode, variant, players), TABLE)
@@ -142,6 +142,25 @@ def test_a_job_asked_for_while_it_runs_is_joined_not_started_again(shelf: Store,
     job = tables.status(KEY)
     assert job.state == "succeeded" and runs == [tables.job_id(KEY)]
     assert tables.submit("original").state == "succeeded" and runs == [tables.job_id(KEY)]
+
+
+def test_a_job_is_cut_into_the_units_the_setting_names(shelf: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each layer in as many units as `ZOMBIE_ODDS_TABLE_UNITS` says (as many as the workers sharing the job), 2 by
+    default; anything but a whole number from 1 is refused, naming the setting."""
+    splits: list[int] = []
+    monkeypatch.setattr(tables, "start_table_job", lambda *args, split, job_id: splits.append(split))
+    for setting, split in ((None, 2), ("8", 8), ("1", 1)):
+        if setting is None:
+            monkeypatch.delenv("ZOMBIE_ODDS_TABLE_UNITS", raising=False)
+        else:
+            monkeypatch.setenv("ZOMBIE_ODDS_TABLE_UNITS", setting)
+        tables.submit("original")
+        tables.join(KEY, timeout=30)
+        assert splits[-1] == split == tables.units_per_layer()
+    for wrong in ("0", "two", "-3", ""):
+        monkeypatch.setenv("ZOMBIE_ODDS_TABLE_UNITS", wrong)
+        with pytest.raises(ValueError, match="ZOMBIE_ODDS_TABLE_UNITS must be a whole number"):
+            tables.units_per_layer()
 
 
 def test_a_key_of_another_kind_has_no_job() -> None:

@@ -47,7 +47,8 @@ def test_embedded_default_runs_the_same_graph_in_process(store_dir, monkeypatch)
 
 
 def test_a_real_worker_computes_and_stores_the_table(worker, store_dir):
-    job = start_table_job("original")
+    """Each layer in three units, one more than the worker's processes: the table is the same bit for bit."""
+    job = start_table_job("original", split=3)
     deadline = time.time() + 900
     seen = set()
     while (state := job_status(job))[0] not in ("SUCCESS", "FAILURE") and time.time() < deadline:
