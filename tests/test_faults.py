@@ -1,25 +1,30 @@
 """Faults, with real processes: Redis stopped mid-job, a worker killed with SIGKILL mid-task, everything restarted.
 
-Each test runs its own redis-server (a free port, nothing kept on disk: a restart comes back empty,
-the worst case), real `celery -A workers.celery_app worker` processes and a store in a temporary directory,
-and checks what the issue promises: the API keeps answering, job status says what happened, the
-job completes (resumed from its durable checkpoint when Redis forgot it or its worker died), the
-stored table equals the in-process solution bit for bit and was written exactly once, and a corrupt
-file is never served. Most tests shorten the visibility timeout (Redis redelivers a dead worker's
-message after it); one kills a worker with the production default, an hour.
+Each test runs its own redis-server (a free port, nothing kept on disk: a restart comes back empty, the worst case),
+real `celery -A workers.celery_app worker` processes (where a test stands them for two machines, each in a network
+namespace of its own if this machine allows it) and a store in a temporary directory, and checks what the issue
+promises: the API keeps answering, job status says what happened, the job completes (resumed from its durable checkpoint
+when Redis forgot it or its worker died), the stored table equals the in-process solution bit for bit and was written
+exactly once, and a corrupt file is never served. Most tests shorten the visibility timeout (Redis redelivers a dead
+worker's message after it); one kills a worker with the production default, an hour.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
@@ -87,15 +92,17 @@ class Fleet:
     def __init__(self, env: dict[str, str], logs: Path):
         self.env, self.logs, self.procs = env, logs, {}
 
-    def start(self, name: str, concurrency: int = 1, cwd: Path | None = None, **env: str) -> subprocess.Popen:
-        """Start worker `name`, in working directory `cwd` (a directory of its own: a machine) if given, with `env`
-        on top of the fleet's environment."""
+    def start(self, name: str, concurrency: int = 1, cwd: Path | None = None, on: Machine | None = None,
+              **env: str) -> subprocess.Popen:
+        """Start worker `name`, in working directory `cwd` (a directory of its own: a machine) if given, on another
+        `Machine` if given, with `env` on top of the fleet's environment."""
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 (closed with the process)
         if cwd is not None:
             cwd.mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-n", f"{name}@%h", "--concurrency",
-             str(concurrency), "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            [*(on.prefix if on else ()), sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "-n",
+             f"{name}@%h", "--concurrency", str(concurrency), "--loglevel", "INFO", "--without-gossip",
+             "--without-mingle", "--without-heartbeat"],
             env={**self.env, **env}, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         proc.log = log
         self.procs[name] = proc
@@ -120,6 +127,96 @@ class Fleet:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
             proc.log.close()
+
+
+class Machine:
+    """Another machine for worker processes: a network namespace of its own (`ip netns`, where this machine allows it:
+    root), joined to this one by a veth pair and nothing else. Its processes reach this machine's Redis and
+    PostgreSQL, which listen on loopback only, through forwarders on this end of the pair (`reach` gives the URL
+    to use there): a worker on it shares with the others only what goes over the wire."""
+
+    def __init__(self) -> None:
+        tag = uuid.uuid4().hex[:8]
+        self.netns, here, there = f"zombie-odds-{tag}", f"zo{tag}a", f"zo{tag}b"
+        net = f"10.{random.randrange(200, 250)}.{random.randrange(256)}"
+        self.address, self.prefix = f"{net}.1", ("ip", "netns", "exec", self.netns)
+        self._listeners: dict[int, socket.socket] = {}
+        for command in (f"netns add {self.netns}", f"link add {here} type veth peer name {there} netns {self.netns}",
+                        f"addr add {self.address}/30 dev {here}", f"link set {here} up",
+                        f"-n {self.netns} addr add {net}.2/30 dev {there}", f"-n {self.netns} link set {there} up",
+                        f"-n {self.netns} link set lo up"):
+            subprocess.run(["ip", *command.split()], check=True, capture_output=True)
+
+    @staticmethod
+    def allowed() -> bool:
+        probe = f"zombie-odds-probe-{uuid.uuid4().hex[:8]}"
+        if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode:
+            return False
+        subprocess.run(["ip", "netns", "delete", probe], check=True)
+        return True
+
+    def reach(self, url: str) -> str:
+        """`url` (a service on this machine's loopback) as a process on this machine reaches it: the pair's address,
+        forwarded to the loopback."""
+        parts = urlsplit(url)
+        port = parts.port
+        if port not in self._listeners:
+            self._listeners[port] = listener = socket.create_server((self.address, port))
+            threading.Thread(target=_forward, args=(listener, port), daemon=True).start()
+        netloc = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
+        return urlunsplit(parts._replace(netloc=f"{netloc}{self.address}:{port}"))
+
+    def close(self) -> None:
+        for listener in self._listeners.values():
+            listener.close()
+        subprocess.run(["ip", "netns", "delete", self.netns], check=True)  # (its end of the pair with it)
+
+
+def _forward(listener: socket.socket, port: int) -> None:
+    """Accept connections on `listener` and join each to the same port on loopback (`_join`)."""
+    while True:
+        try:
+            there, _ = listener.accept()
+        except OSError:  # closed
+            return
+        threading.Thread(target=_join, args=(there, port), daemon=True).start()
+
+
+def _join(there: socket.socket, port: int) -> None:
+    """One connection joined to the same port on loopback, byte for byte both ways, until either side ends."""
+    with there, socket.create_connection(("127.0.0.1", port)) as here:
+        back = threading.Thread(target=_pipe, args=(here, there), daemon=True)
+        back.start()
+        _pipe(there, here)
+        back.join()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(1 << 16):
+            sink.sendall(data)
+    for end in (source, sink):
+        with contextlib.suppress(OSError):
+            end.shutdown(socket.SHUT_RDWR)
+
+
+@pytest.fixture
+def machines() -> Iterator[Callable[[], Machine | None]]:
+    """Another `Machine` each call, or None where this machine does not allow network namespaces (the workers are
+    then processes of this one, each in a directory of its own); every one removed after the test (asked for before
+    `world`, whose workers stop first)."""
+    made: list[Machine] = []
+    allowed = Machine.allowed()
+
+    def another() -> Machine | None:
+        if not allowed:
+            return None
+        made.append(Machine())
+        return made[-1]
+
+    yield another
+    for machine in made:
+        machine.close()
 
 
 @pytest.fixture
@@ -198,15 +295,16 @@ def kill_mid_unit(fleet: Fleet, name: str) -> str | None:
 
 
 def kill_a_worker_mid_job(fleet: Fleet, client: FlaskClient, job_id: str, layers: int = 0, home: Path | None = None,
-                          **env: str) -> str:
-    """Start workers ``w1-<attempt>`` (each in ``home/<name>`` if given, with `env`) and SIGKILL one mid-unit once
+                          on: Machine | None = None, **env: str) -> str:
+    """Start workers ``w1-<attempt>`` (each in ``home/<name>`` if given, `on` a machine if given, with `env`) and
+    SIGKILL one mid-unit once
     `layers` layers of the job are done: the killed unit's id. The first unit of a new worker process builds the
     game's transition kernel (most of a second) before it solves anything, so a kill right after the unit is received
     lands mid-task; should the unit still have ended first, the kill does not count: the next worker's first unit is
     killed instead."""
     for attempt in range(5):
         name = f"w1-{attempt}"
-        fleet.start(name, cwd=home / name if home else None, **env)
+        fleet.start(name, cwd=home / name if home else None, on=on, **env)
         if attempt == 0 and layers:
             wait_until(lambda: job(client, job_id)["progress"]["done"] >= layers, 120, f"{layers} layers done")
         killed = kill_mid_unit(fleet, name)
@@ -346,11 +444,12 @@ def test_a_worker_killed_mid_job_with_default_settings_is_resumed_within_minutes
     assert_whole(served_table(client)[0])
 
 
-def test_workers_sharing_only_postgresql_and_redis_complete_a_table_once(world, warm, database, tmp_path,
+def test_workers_sharing_only_postgresql_and_redis_complete_a_table_once(machines, world, warm, database, tmp_path,
                                                                         monkeypatch) -> None:
-    """Two workers standing for two machines: each in a working directory of its own (its local copies there, in
-    ``var/cache``), sharing with the API only the PostgreSQL store and Redis. One is SIGKILLed mid-unit; the other
-    finishes the job: the table whole, written once, served by the API from the database."""
+    """Two workers standing for two machines: each on a `Machine` of its own (a network namespace, where this machine
+    allows it) and in a working directory of its own (its local copies there, in ``var/cache``), sharing with the API
+    only the PostgreSQL store and Redis, and the job's layers. One is SIGKILLed mid-unit; the other finishes the job:
+    the table whole, written once, served by the API from the database."""
     from workers.pgstore import PostgresStore
 
     server, fleet, _ = world
@@ -358,9 +457,19 @@ def test_workers_sharing_only_postgresql_and_redis_complete_a_table_once(world, 
     monkeypatch.setenv("ZOMBIE_ODDS_STORE", database)
     monkeypatch.setenv("ZOMBIE_ODDS_CACHE", str(tmp_path / "api"))
     client = api(server.url)
+
+    def services(on: Machine | None) -> dict[str, str]:
+        urls = {"REDIS_URL": server.url, "ZOMBIE_ODDS_STORE": database}
+        return {name: on.reach(url) for name, url in urls.items()} if on else urls
+
+    second, first = machines(), machines()
+    for machine in filter(None, (first, second)):  # nothing on this machine's loopback is reached from there
+        reached = f"import socket; socket.create_connection(('127.0.0.1', {urlsplit(server.url).port}), 5)"
+        assert subprocess.run([*machine.prefix, sys.executable, "-c", reached], capture_output=True).returncode
+    fleet.start("w2", cwd=tmp_path / "w2", on=second, **services(second))
     job_id = submit(client)
-    killed = kill_a_worker_mid_job(fleet, client, job_id, layers=2, home=tmp_path, ZOMBIE_ODDS_STORE=database)
-    fleet.start("w2", cwd=tmp_path / "w2", ZOMBIE_ODDS_STORE=database)
+    killed = kill_a_worker_mid_job(fleet, client, job_id, layers=2, home=tmp_path, on=first, **services(first))
+    assert re.search(r"solve_unit\[[0-9a-f-]+\] succeeded", fleet.log("w2"))  # the two shared the job's layers
     done = wait_until(lambda: finished(client, job_id), 300, "the job to finish on w2")
     assert done["state"] == "succeeded", done
     redelivered(fleet, "w2", killed)  # to the other machine
