@@ -132,7 +132,12 @@ def game_around(position: Position | None, scores: list[int], seat: int | None,
     """The game around `position` named by a request's fields (`check_scores`): more than two players answered
     exactly where the mode's table of that many is solved (`units.exact_players`), else by the reduced model where it
     was measured (`reduced_model_error`); a PositionError naming each fault. `position` None (itself at fault): the
-    scores alone, as the reduced model reads them."""
+    scores alone, as the reduced model reads them. The full-game tables are of games without the School Bus: a
+    position with it is refused (naming ``school_bus``), not answered as if it had none."""
+    if position is not None and position.school_bus:
+        raise PositionError([FieldError("school_bus", "the full-game tables (scores and seat: the objective win) are "
+                                                      "of games without the School Bus; ask without scores for the "
+                                                      "turn's own odds")])
     n = len(scores)
     game = check_scores(scores, seat, final_round,
                         exact=position is not None and n > 2 and n in exact_players(position.mode))

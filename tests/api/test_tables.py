@@ -245,6 +245,9 @@ def test_a_job_in_process_from_start_to_end(client: FlaskClient, empty_store: Pa
     table = client.get(job["table"]).get_json()
     assert table["win_probability"]["seat1"] == [list(row) for row in solution.seat1]  # bit for bit
     assert client.get(f"/v1/odds?{WORKED}&scores=5,9&seat=2").status_code == 200
+    for path in ("/v1/odds", "/v1/advice.txt"):  # the table has no School Bus: refused, not answered without it
+        bus = client.get(f"{path}?{WORKED}&school_bus=true&scores=5,9&seat=2")
+        assert bus.status_code == 422 and [e["field"] for e in bus.get_json()["errors"]] == ["school_bus"], bus.data
 
 
 def built_by_its_job(client: FlaskClient, key: Key) -> dict:

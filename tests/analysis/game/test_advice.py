@@ -117,3 +117,8 @@ def test_the_game_around_a_position_is_exact_where_its_table_is_solved() -> None
         game_around(sequel, [4, 9, 2, 0], 2)
     assert [e.field for e in info.value.errors] == ["scores"]
     assert game_around(None, [4, 9, 2], 2) == check_scores([4, 9, 2], 2)
+    bus = Position(footprints=("green",), brains=("green", "yellow"), school_bus=True)
+    for scores in ([4, 9], [4, 9, 2]):  # the tables have no School Bus: refused, not answered as if it had none
+        with pytest.raises(PositionError) as info:
+            game_around(bus, scores, 2)
+        assert [e.field for e in info.value.errors] == ["school_bus"]
