@@ -43,7 +43,7 @@ from . import answers
 from .cache import uncached
 from .errors import ApiError
 
-__all__ = ["bp", "table_url", "table_answer", "table_rows", "reduced_answer", "job_answer", "wants_win",
+__all__ = ["bp", "table_url", "table_answer", "table_rows", "turn_name", "reduced_answer", "job_answer", "wants_win",
            "win_answer"]
 
 bp = Blueprint("tables", __name__)
@@ -122,14 +122,23 @@ def _turn(spot: Spot, p: list[float]) -> dict[str, Any]:
 
 
 def seats_rows(table: dict[str, Any]) -> list[tuple[str, object]]:
-    """The exact table of more than two players as `key,value` rows: the scalars, ``p_seat_wins.<seat>``, and
-    ``normal.<scores joined by ->.<mover>.<seat>`` for the normal game's starts of a turn."""
+    """The exact table of more than two players as `key,value` rows: the scalars, ``p_seat_wins.<seat>``, and every
+    start of a turn's P(each seat wins) as ``<turn>.<seat>`` (`turn_name`)."""
     head = ("mode", "variant", "players", "engine", "sha256", "goal", "model", "cap", "cap_error")
     out: list[tuple[str, object]] = [(name, table[name]) for name in head]
     out += [(f"p_seat_wins.{q}", v) for q, v in enumerate(table["p_seat_wins"], start=1)]
-    out += [(f"normal.{'-'.join(map(str, t['scores']))}.{t['mover']}.{q}", v) for t in table["turns"]
-            if t["phase"] == "normal" for q, v in enumerate(t["p"], start=1)]
+    out += [(f"{turn_name(t)}.{q}", v) for t in table["turns"] for q, v in enumerate(t["p"], start=1)]
     return out
+
+
+def turn_name(turn: dict[str, Any]) -> str:
+    """A start of a turn of `SeatsTable` as one CSV key: its phase, then its fields in order (but ``p``), a list's
+    items joined by ``-`` (``none`` for an empty one): ``normal.4-0-3.2`` (scores, mover), ``final.2.3-1.1``
+    (mover, leads, leaders), ``tiebreak.1-3.3.2.1`` (seats, mover, best, leaders)."""
+    def text(v: object) -> str:
+        return ("-".join(map(str, v)) or "none") if isinstance(v, list) else str(v)
+
+    return ".".join([turn["phase"], *(text(v) for name, v in turn.items() if name not in ("phase", "p"))])
 
 
 def reduced_answer(key: Key, two: Key, solution: GameSolution, sha256: str, error: MeasuredError) -> dict[str, Any]:

@@ -292,6 +292,11 @@ def test_three_players_are_solved_exactly_by_a_job(client: FlaskClient, empty_st
     rows = dict(list(csv.reader(io.StringIO(client.get("/v1/tables/original?players=3&format=csv")
                                             .get_data(as_text=True))))[1:])
     assert float(rows["p_seat_wins.2"]) == table["p_seat_wins"][1] and float(rows["normal.4-0-3.2.3"]) == late["p"][2]
+    assert float(rows[f"tiebreak.1-3.3.{tie['best']}.{'-'.join(map(str, tie['leaders'])) or 'none'}.1"]) == tie["p"][0]
+    final = next(t for t in turns if t["phase"] == "final")  # every start of a turn, each seat's chance a row
+    assert float(rows[f"final.{final['mover']}.{'-'.join(map(str, final['leads']))}."
+                      f"{'-'.join(map(str, final['leaders']))}.2"]) == final["p"][1]
+    assert len(rows) == 9 + 3 + 3 * len(turns)
     assert client.get(table["url"]).headers["Cache-Control"] == "public, max-age=31536000, immutable"
     assert {(t["players"], t["mode"]) for t in client.get("/v1/tables").get_json()["tables"]} == {(3, "original")}
     svg = client.get("/v1/tables/original/heatmap.svg?players=3")
