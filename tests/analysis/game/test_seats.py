@@ -96,13 +96,18 @@ def test_a_tie_break_round_repeats_among_the_seats_still_level():
 
 
 # -- the solve ---------------------------------------------------------------------------------------------
-def test_two_players_are_the_duel():
-    """The same game as duel.py's two-player solve, by the general equations: equal to rounding."""
-    duel, seats = solved_game("original", "before-draw"), solve_seats(2)
+@pytest.mark.parametrize("recycle", ["before-draw", "draw-then-recycle"])
+def test_two_players_are_the_duel(recycle: str):
+    """The same game as duel.py's two-player solve, by the general equations: equal to rounding, at every start of a
+    turn the two-player table holds (the normal game, seat 2's final turn against each lead, the tie-break round)."""
+    duel, seats = solved_game("original", recycle), solve_seats(2, recycle=recycle)
     for a in range(13):
         for b in range(13):
             assert seats.values[Normal((a, b), 0)][0] == pytest.approx(duel.seat1[a][b], abs=1e-12)
             assert seats.values[Normal((a, b), 1)][1] == pytest.approx(duel.seat2[b][a], abs=1e-12)
+    for d in range(1, duel.cap + 1):  # every lead up to the cap
+        assert seats.values[Final(1, (d,), (0,))][1] == pytest.approx(duel.final[d], abs=1e-12)
+    assert seats.values[Tie((0, 1), 0, 0, ())][0] == pytest.approx(duel.tiebreak, abs=1e-12)
     assert seats.p_seat_wins[0] == pytest.approx(duel.p_first_player_wins, abs=1e-12)
 
 
