@@ -77,17 +77,21 @@ def group(item: pytest.Item) -> str:
     return named.args[0] if named else item.path.relative_to(TESTS).with_suffix("").as_posix()
 
 
+TURNS = ("whole", "rooted", "bus whole", "bus rooted")  # the kinds a group's turns are kept as (analysis/kept.py)
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own teardown: the group's fixtures are gone
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """A group's turns go with it: the analysis keeps what a process solved (analysis/kept.py) for the next question,
-    and the groups share nothing, so a test process that kept every group's turns would hold gigabytes for none.
+    and the groups share nothing, so a test process that kept every group's turns would hold gigabytes for none (the
+    other kinds, small or bounded, stay: a game solved once serves every group that asks).
     The memory goes back to the system too: glibc keeps the freed blocks of millions of small objects (the exact
     values' integers) in its heap (3 GB after the base game's exact School Bus turn) until asked to trim it.
     What is left lives as long as the process (modules, the session's fixtures: most of a million objects), so it is
     frozen out of the collector's sight (`gc.freeze`): a collection then walks only what later groups make, not the
     whole process (about a second of walking at every group's end)."""
     if nextitem is None or group(nextitem) != group(item):
-        kept.forget()
+        kept.forget(*TURNS)
         gc.collect()
         gc.freeze()
         LIBC.malloc_trim(0)

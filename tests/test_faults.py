@@ -467,9 +467,10 @@ def test_workers_sharing_only_postgresql_and_redis_complete_a_table_once(machine
         reached = f"import socket; socket.create_connection(('127.0.0.1', {urlsplit(server.url).port}), 5)"
         assert subprocess.run([*machine.prefix, sys.executable, "-c", reached], capture_output=True).returncode
     fleet.start("w2", cwd=tmp_path / "w2", on=second, **services(second))
+    wait_until(lambda: "ready." in fleet.log("w2"), 60, "w2 to be ready")
     job_id = submit(client)
     killed = kill_a_worker_mid_job(fleet, client, job_id, layers=2, home=tmp_path, on=first, **services(first))
-    assert re.search(r"solve_unit\[[0-9a-f-]+\] succeeded", fleet.log("w2"))  # the two shared the job's layers
+    assert re.search(r"solve_unit\[[0-9a-f-]+\] received", fleet.log("w2"))  # the two shared the job's layers
     done = wait_until(lambda: finished(client, job_id), 300, "the job to finish on w2")
     assert done["state"] == "succeeded", done
     redelivered(fleet, "w2", killed)  # to the other machine
