@@ -17,8 +17,8 @@ Turns come in four kinds, kept apart because they differ in size and in how ofte
 
 The other kinds are sized by the same two questions, how large and how often asked again (`SIZES`, a line each).
 The game kinds' sizes hold every result the service asks for (a two-player game's for 4 modes x 2 variants; the
-layers of 12 tables of more players, at 2 splits) and more than a test process asks for between two `forget`s
-(counted in a run of the suite): a game's result takes seconds to minutes, and none is pushed out.
+layers of 12 tables of more players, at 2 splits) and more than a test process asks for (counted in a run of the
+suite): a game's result takes seconds to minutes, and none is pushed out.
 
 Three kinds are kept inside the result they belong to, not by `kept`, and go with it: an exact turn's score
 distributions, a game solution's sweeps, a seats solution's sweeps (a cache of the module's would keep alive every
@@ -30,7 +30,7 @@ Lightning Dice's tables of six dice. They are few and finite, every table search
 worth forgetting.
 
 `forget` drops what some kinds keep (a process building every stored solution would otherwise keep them all; the
-tests drop everything between groups).
+tests drop the `TURNS` between groups).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TypeVar
 
-__all__ = ["SIZES", "kept", "forget"]
+__all__ = ["SIZES", "TURNS", "kept", "forget"]
 
 # How many results of each kind are kept, per step, and why that many.
 SIZES = {
@@ -57,6 +57,8 @@ SIZES = {
     "card": 256,  # a Lightning Dice card's chase and what is derived from it (lightning/): well under a second each
     "card text": 1024,  # a card parsed from its text (lightning/cards.py): small
 }
+
+TURNS = ("whole", "rooted", "bus whole", "bus rooted")  # the four kinds of turn above
 
 F = TypeVar("F", bound=Callable)
 _owned: dict[str, list] = {kind: [] for kind in SIZES}

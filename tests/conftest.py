@@ -77,9 +77,6 @@ def group(item: pytest.Item) -> str:
     return named.args[0] if named else item.path.relative_to(TESTS).with_suffix("").as_posix()
 
 
-TURNS = ("whole", "rooted", "bus whole", "bus rooted")  # the kinds a group's turns are kept as (analysis/kept.py)
-
-
 @pytest.hookimpl(trylast=True)  # after pytest's own teardown: the group's fixtures are gone
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """A group's turns go with it: the analysis keeps what a process solved (analysis/kept.py) for the next question,
@@ -91,7 +88,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     frozen out of the collector's sight (`gc.freeze`): a collection then walks only what later groups make, not the
     whole process (about a second of walking at every group's end)."""
     if nextitem is None or group(nextitem) != group(item):
-        kept.forget(*TURNS)
+        kept.forget(*kept.TURNS)
         gc.collect()
         gc.freeze()
         LIBC.malloc_trim(0)
