@@ -233,17 +233,23 @@ class SeatsSolution:
         index) with `total` brains this turn. The optimal decisions of the spots of one batch (a score total, a final
         round's mover, a tie-break round's mover) are computed together, with one sweep, and kept (a bit per dice
         state and turn total)."""
-        name = dict(self.rules).get(self.game.mover(spot))
+        name = dict(self.rules).get(self.game.mover(spot)) if self.rules else None
         if name is not None:
             rule, shotguns = parse_rule(name), kernel_for(self.mode, self.recycle).table.shotguns[state]
             return bool(total < rule.target and shotguns < rule.shotguns)
         if spot not in self._decisions:
             self._decide(spot)
         tops, bits = self._decisions[spot]
+        where, block = self._places
+        i = where[state]
+        return bool(total <= tops[block[state]] and bits[total, i >> 3] >> (7 - (i & 7)) & 1)
+
+    @functools.cached_property
+    def _places(self) -> tuple[list[int], list[int]]:
+        """Per dice state (table index): its place in the sweep's order, and its block (`rolls` asks every roll)."""
         kernel = kernel_for(self.mode, self.recycle)
-        i = int(kernel.where[state])
-        block = int(np.searchsorted([b.hi for b in kernel.blocks], i, side="right"))
-        return bool(total <= tops[block] and np.unpackbits(bits[total], count=kernel.n)[i])
+        block = np.searchsorted([b.hi for b in kernel.blocks], kernel.where, side="right")
+        return kernel.where.tolist(), block.tolist()
 
     def decision(self, spot: Spot, state: int, total: int) -> GameDecision:
         """The mover's best action at dice state `state` (table index) with `total` brains this turn, and the mover's
