@@ -8,8 +8,13 @@ with physical dice against its values.
 Prints the solve's CPU and wall seconds, peak memory, the starts of a turn solved and P(each seat
 wins) from 0-0-...; with ``--cap-check C``, solves again with cap ``C`` and prints the largest difference of any
 value of any start of a turn both solved; with ``--games N``, plays N games with physical dice (analysis.game.many's
-`play_many`, every seat following the solution) and prints each seat's frequency of wins and its distance from
-the solution's value in standard errors (with ``--table STORE``, of the table stored there by `zombie-odds tables
+`play_rotated`): the players change seats game by game (game k: player k mod n opens), the simulator keeping scores
+by player, and at each start of a turn the mover's question is put as a /v1/odds request puts it (``scores``: the
+mover's, then the others' in the order they play after it; ``seat``; ``final_round``) and read by the API's code
+(analysis.game.advice's `AskedPolicy`: `check_scores`, `table_spot`), the turn played by the solution's decisions at
+the start of a turn it names. Prints each seat's frequency of wins against the solution's P(seat wins), and each
+player's against the mean over the seats it sat in, with standard errors and the distance in them, and how many
+questions were refused (beyond the cap) (with ``--table STORE``, of the table stored there by `zombie-odds tables
 build`, not solved again); with ``--rule``, solves once more with each given seat following its rule
 (the others maximising against it) and prints that game's P(each seat wins): the optimal seat's edge over the rule
 is the difference from the first row, exactly (policy evaluation).
@@ -29,8 +34,9 @@ import time
 
 import numpy as np
 
-from analysis.game.many import play_many
-from analysis.game.seats import SeatsPolicy, SeatsSolution, solve_seats
+from analysis.game.advice import AskedPolicy
+from analysis.game.many import play_rotated
+from analysis.game.seats import SeatsSolution, solve_seats
 
 
 def timed(players: int, mode: str, recycle: str, cap: int, rules: tuple[tuple[int, str], ...] = ()) -> SeatsSolution:
@@ -88,6 +94,21 @@ def answers(store: str, count: int, seed: int, mode: str, recycle: str, players:
           f"{statistics.median(rest):.1f} ms, p99 {rest[int(0.99 * len(rest))]:.1f} ms, max {rest[-1]:.1f} ms")
 
 
+def games(solution: SeatsSolution, count: int, seed: int) -> None:
+    """`count` games with physical dice, the players changing seats, every decision asked as /v1/odds asks it."""
+    policy, n = AskedPolicy(solution), solution.game.n
+    start = time.process_time()
+    played = play_rotated(n, policy, count, random.Random(seed), solution.p_seat_wins, solution.mode,
+                          solution.recycle, solution.game.goal, on_turn=policy.on_turn)
+    print(f"\n{count:,} games with physical dice, seats rotated, decisions asked as /v1/odds asks them "
+          f"({time.process_time() - start:.0f} s of CPU; {len(policy.spots):,} distinct questions, "
+          f"{policy.refused} refused):")
+    for name, tally in (("seat", played.seats), ("player", played.identities)):
+        for k, f in enumerate(tally):
+            print(f"{name} {k}: won {f.won:.5f}, expected {f.expected:.5f} (standard error {f.standard_error:.5f}),"
+                  f" {f.sigmas:+.2f} standard errors")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=3)
@@ -119,16 +140,7 @@ def main() -> None:
         diff = max(float(np.abs(solution.values[s] - other.values[s]).max()) for s in common)
         print(f"\ncap {args.cap} against {args.cap_check}: largest difference {diff:.1e} over {len(common):,} starts")
     if args.games:
-        policy, rng = SeatsPolicy(solution), random.Random(args.seed)
-        wins = [0] * args.players
-        start = time.process_time()
-        for _ in range(args.games):
-            wins[play_many(args.players, policy, rng, args.mode, args.recycle, on_turn=policy.on_turn)] += 1
-        print(f"\n{args.games:,} games with physical dice ({time.process_time() - start:.0f} s of CPU):")
-        for seat, (w, p) in enumerate(zip(wins, solution.p_seat_wins)):
-            f, se = w / args.games, (p * (1 - p) / args.games) ** 0.5
-            print(f"seat {seat}: won {f:.5f}, the solution {p:.5f}, {(f - p) / se:+.2f} standard errors")
-
+        games(solution, args.games, args.seed)
 
 if __name__ == "__main__":
     main()

@@ -12,7 +12,8 @@
   `units` (units.py).
 * Three to eight players: a reduced model ("duel the leader") checked against whole games played
   with physical dice: `ReducedPolicy`, `check_reduced_model` (many.py).
-* Whole two-player games with physical dice, for Monte Carlo checks: `play_duel`, `policy_table`.
+* Whole two-player games with physical dice, for Monte Carlo checks: `play_duel`, `policy_table`; games of more
+  players, the players changing seats, counted by seat and by player against a table: `play_rotated` (many.py).
 """
 
 from . import units
@@ -24,6 +25,7 @@ from .many import (
                    check_reduced_model,
                    estimate_reduced,
                    play_many,
+                   play_rotated,
                    reduced_table,
                    reduced_win_probability,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "parse_rule",
     "play_duel",
     "play_many",
+    "play_rotated",
     "policy_table",
     "reduced_table",
     "reduced_win_probability",

@@ -11,7 +11,8 @@ decides).
 
 Three players (of every mode) are answered exactly from their own table (`SeatsSolution`, seats.py): the scores,
 read in seat order, name one start of a turn (`seats.spot_for`: the normal game, the final round or a tie-break
-round), and the decision is that turn's, every player maximising its own chance of winning.
+round), and the decision is that turn's, every player maximising its own chance of winning. `table_spot` is that
+reading; `AskedPolicy` plays whole games (many.py's `play_rotated`) with every question put and read as a request's.
 
 Other counts of three to eight players are answered by the reduced model of many.py ("duel the leader", as
 `ReducedPolicy` plays): the mover at ``m`` against the best score ``L`` of the others, as seat 2 of
@@ -42,7 +43,8 @@ from .seats import Final, Game, Normal, SeatsSolution, Spot, Tie, spot_for
 from .solution import GameDecision, GameSolution
 from .units import exact_players
 
-__all__ = ["GameScores", "WinAdvice", "check_scores", "game_around", "reduced_model_error", "win_advice"]
+__all__ = ["AskedPolicy", "GameScores", "WinAdvice", "check_scores", "game_around", "reduced_model_error", "table_spot",
+           "win_advice"]
 
 
 @dataclass(frozen=True)
@@ -216,17 +218,70 @@ def win_advice(solution: GameSolution | SeatsSolution, position: Position, score
     return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost, start, model_error)
 
 
-def _seats_advice(solution: SeatsSolution, position: Position, scores: GameScores, i: int) -> WinAdvice:
-    """The decision from the exact table of more than two players (module docstring)."""
+def table_spot(solution: SeatsSolution, scores: GameScores) -> Spot:
+    """The start of a turn of `solution`'s table that `scores` (answered `exact`ly, `check_scores`) names: the scores
+    read in seat order from the mover's seat (`seats.spot_for`); a PositionError naming ``scores`` where the table
+    counts the mover out (beyond its cap) or no game of the table reaches it."""
     spot = _spot(solution.game, scores.scores, scores.player_seat)
     if spot not in solution.values:
         raise PositionError([FieldError("scores", f"{list(scores.scores)} with the mover in seat "
                                                   f"{scores.player_seat}: no game of the table reaches it")])
+    return spot
+
+
+def _seats_advice(solution: SeatsSolution, position: Position, scores: GameScores, i: int) -> WinAdvice:
+    """The decision from the exact table of more than two players (module docstring)."""
+    spot = table_spot(solution, scores)
     d = solution.decision(spot, i, position.score)
     cost = None if position.turn_start else abs(d.p_win_roll - d.p_win_stop)
     p_seats = tuple(float(v) for v in solution.values[spot])
     return WinAdvice(scores, d.action, d.p_win_roll, d.p_win_stop, cost, p_seats[scores.player_seat - 1],
                      p_seats=p_seats)
+
+
+class AskedPolicy:
+    """A table's decisions asked as /v1/odds asks them, for whole games of `many.play_many` (its ``policy`` and
+    ``on_turn``; the players seated in any order). At each start of a turn the mover's question is put as a request
+    puts it (`question`: ``scores``, the mover's first, then the others' in the order they play after it; ``seat``,
+    from 1; ``final_round``), read as the API reads it (`check_scores`, `table_spot`), and the turn is played by the
+    table's decisions at the start of a turn it names (`SeatsSolution.rolls`). Each question's answer is kept (a game
+    asks few distinct ones). A question the API refuses (the table counts the mover out: a lead or a tie-break total
+    beyond its cap) is counted in `refused`, and its turn rolls until it busts, as the table takes it to."""
+
+    def __init__(self, solution: SeatsSolution):
+        self.solution, self.n = solution, solution.game.n
+        self.seating = tuple(range(self.n))  # the players in seat order
+        self.spots: dict[tuple[tuple[int, ...], int, bool], Spot | None] = {}
+        self.spot: Spot | None = None
+        self.refused = 0
+
+    def question(self, scores: list[int], mover: int) -> tuple[list[int], int]:
+        """The request's ``scores`` and ``seat`` for `mover`, from the scores by player and the seating."""
+        seat = self.seating.index(mover)
+        return [scores[self.seating[(seat + k) % self.n]] for k in range(self.n)], seat + 1
+
+    def on_turn(self, scores: list[int], mover: int, players: list[int], final: bool) -> None:
+        if len(players) == self.n:  # the normal game, the final round: everyone plays, in seat order
+            self.seating = tuple(players)
+        asked, seat = self.question(scores, mover)
+        key = (tuple(asked), seat, final)
+        if key not in self.spots:
+            self.spots[key] = self._read(asked, seat, final)
+        self.spot = self.spots[key]
+        self.refused += self.spot is None
+
+    def _read(self, scores: list[int], seat: int, final_round: bool) -> Spot | None:
+        try:
+            game = check_scores(scores, seat, final_round, self.solution.game.goal, exact=True)
+            return table_spot(self.solution, game)
+        except PositionError:
+            return None
+
+    def rolls(self, scores: list[int], mover: int, players: list[int], final: bool, state: int, total: int) -> bool:
+        return self.spot is None or self.solution.rolls(self.spot, state, total)
+
+    def beat(self, best: int, state: int, total: int) -> bool:
+        return self.spot is None or self.solution.rolls(self.spot, state, total)
 
 
 def reduced_model_error(position: Position, scores: GameScores) -> MeasuredError | None:

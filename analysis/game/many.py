@@ -52,13 +52,18 @@ mover a little, most with many players: in these games the others below the lead
 the leader's side of the duel at the mover's seat (``d / (d + (N - 1) (1 - d))``), underrated the
 mover far more: bias -0.077 to -0.101, calibration error 0.099 (3 players) to 0.339 (7). A rough
 guide, reported with its error, not an exact value.
+
+**Rotated games** (`play_rotated`): an exact table's decisions play too (seats.py's `SeatsPolicy`, or advice.py's
+`AskedPolicy`, each question asked as /v1/odds asks it), the players changing seats game by game (game ``k``: player
+``k mod n`` opens), their scores kept by player; each seat's wins against the table's P(seat wins), each player's
+against the mean over the seats it sat in (`RotatedGames`).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,8 +72,9 @@ from ..simulate import roll_once
 from .play import dice_state_index, fresh_turn, policy_table
 from .solution import GameSolution
 
-__all__ = ["ReducedPolicy", "play_many", "estimate_reduced", "reduced_win_probability", "reduced_table",
-           "check_reduced_model", "ModelCheck", "Calibration", "MeasuredError", "MEASURED"]
+__all__ = ["ReducedPolicy", "play_many", "play_rotated", "RotatedGames", "Frequency", "estimate_reduced",
+           "reduced_win_probability", "reduced_table", "check_reduced_model", "ModelCheck", "Calibration",
+           "MeasuredError", "MEASURED"]
 
 
 class ReducedPolicy:
@@ -96,25 +102,36 @@ class ReducedPolicy:
         return self.table(2, goal, goal + best, state, total)
 
 
-# on_turn(scores before the turn, the mover's seat, the seats playing this round, final round on?)
+# on_turn(scores before the turn, the mover, the players of this round in the order they play, final round on?)
 TurnHook = Callable[[list[int], int, list[int], bool], None]
 
 
 def play_many(n: int, policy: ReducedPolicy, rng: random.Random, mode: str = "original",
               recycle: str = "before-draw", goal: int = 13, max_rounds: int = 10_000,
-              on_turn: TurnHook | None = None) -> int:
-    """One game of `n` players (seats 0..n-1) with physical dice; returns the winner's seat.
+              on_turn: TurnHook | None = None, order: Sequence[int] | None = None,
+              start: Sequence[int] | None = None, first: int = 0) -> int:
+    """One game of `n` players with physical dice; returns the winner.
+
+    The players are identities 0..n-1 seated in `order` (the first opens every round; by default identity ``k`` in
+    seat ``k``): scores are kept by identity, and the policy and `on_turn` are given identities (the scores by
+    identity, the mover, the round's players in the order they play). The game starts from every score 0, or from
+    the scores `start` (by identity, all below the goal) with the player in seat `first` to move (those before it
+    have played this round).
 
     RULES.md section 1: when a player ends a turn at the goal or more, the round is completed; the
     highest total wins; tied leaders alone play tie-break rounds (one turn each, same order) until
     the tie is broken. Scores accumulate through tie-breaks (only differences matter).
     """
-    scores = [0] * n
-    players = list(range(n))
+    scores = [0] * n if start is None else list(start)
+    players = list(range(n)) if order is None else list(order)
+    if sorted(players) != list(range(n)):
+        raise ValueError(f"order: the {n} identities 0..{n - 1}, each once")
+    if len(scores) != n or not 0 <= min(scores) <= max(scores) < goal or not 0 <= first < n:
+        raise ValueError(f"start: {n} scores below the goal ({goal}), and a first mover among the {n} seats")
     final = tiebreak = False
-    for _ in range(max_rounds):
+    for r in range(max_rounds):
         best: int | None = None  # a tie-break round's best turn total so far
-        for p in players:
+        for p in players[first:] if r == 0 else players:
             if on_turn is not None:
                 on_turn(scores, p, players, final)
             turn = fresh_turn(mode, recycle)
@@ -138,6 +155,76 @@ def play_many(n: int, policy: ReducedPolicy, rng: random.Random, mode: str = "or
                 return leaders[0]
             players, tiebreak = leaders, True
     raise RuntimeError("no winner after max_rounds rounds")
+
+
+@dataclass(frozen=True)
+class Frequency:
+    """How often one seat or one player won, against what the table expects (``standard_error``: of the frequency,
+    for games that are independent)."""
+
+    won: float
+    expected: float
+    standard_error: float
+
+    @property
+    def sigmas(self) -> float:
+        """The frequency's distance from the expected value, in standard errors."""
+        return (self.won - self.expected) / self.standard_error
+
+
+@dataclass(frozen=True)
+class RotatedGames:
+    """Games whose players change seats (`play_rotated`): wins by seat and by identity, against ``p_seats`` (P(each
+    seat wins), the table's)."""
+
+    p_seats: tuple[float, ...]
+    by_seat: tuple[int, ...]
+    by_identity: tuple[int, ...]
+
+    @property
+    def games(self) -> int:
+        return sum(self.by_seat)
+
+    def sat(self, identity: int, seat: int) -> int:
+        """In how many games `identity` sat in `seat`: games ``k`` with ``k + seat = identity`` (mod n)."""
+        n = len(self.p_seats)
+        return self.games // n + ((identity - seat) % n < self.games % n)
+
+    @property
+    def seats(self) -> tuple[Frequency, ...]:
+        g = self.games
+        return tuple(Frequency(w / g, p, math.sqrt(p * (1 - p) / g)) for w, p in zip(self.by_seat, self.p_seats))
+
+    @property
+    def identities(self) -> tuple[Frequency, ...]:
+        """Each identity against the mean of the seats' values over the games it played (every seat as often, within
+        one game), the variance of its wins the sum of each game's ``p (1 - p)``."""
+        g, n = self.games, len(self.p_seats)
+        out = []
+        for i, w in enumerate(self.by_identity):
+            sat = [self.sat(i, s) for s in range(n)]
+            mean = sum(k * p for k, p in zip(sat, self.p_seats)) / g
+            var = sum(k * p * (1 - p) for k, p in zip(sat, self.p_seats))
+            out.append(Frequency(w / g, mean, math.sqrt(var) / g))
+        return tuple(out)
+
+    def largest(self) -> float:
+        """The largest distance of any seat's or identity's frequency from its expected value, in standard errors."""
+        return max(abs(f.sigmas) for f in self.seats + self.identities)
+
+
+def play_rotated(n: int, policy: ReducedPolicy, games: int, rng: random.Random, p_seats: Sequence[float],
+                 mode: str = "original", recycle: str = "before-draw", goal: int = 13,
+                 on_turn: TurnHook | None = None) -> RotatedGames:
+    """`games` games of `play_many` whose players change seats: game ``k`` seats identity ``(k + s) mod n`` in seat
+    ``s`` (identity ``k mod n`` opens); each winner counted by identity and by the seat it sat in."""
+    by_seat, by_identity = [0] * n, [0] * n
+    for k in range(games):
+        order = [(k + s) % n for s in range(n)]
+        winner = play_many(n, policy, rng, mode, recycle, goal, on_turn=on_turn, order=order)
+        by_identity[winner] += 1
+        by_seat[order.index(winner)] += 1
+    return RotatedGames(tuple(p_seats), tuple(by_seat), tuple(by_identity))
 
 
 def estimate_reduced(solution: GameSolution, n: int) -> list[float]:

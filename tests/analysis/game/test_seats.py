@@ -39,11 +39,6 @@ from analysis.table import table_for
 from ...games import solved_game
 
 
-@pytest.fixture(scope="module")
-def three() -> SeatsSolution:
-    return solve_seats(3, goal=5, cap=14)
-
-
 def agrees_with_play(solution: SeatsSolution, games: int, seed: int) -> bool:
     """Whether each seat's frequency of wins in `games` games with physical dice (every seat following `solution`)
     is within 4 standard errors of the solution's P(seat wins)."""
