@@ -25,10 +25,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from celery import Celery, current_app
+from celery.backends.redis import RedisBackend
+from redis import Redis
 
 from .schedule import beat_schedule
 
-__all__ = ["app", "create", "using", "embedded", "visibility_timeout"]
+__all__ = ["app", "create", "using", "embedded", "redis_client", "visibility_timeout"]
 
 FAIL_FAST = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
 
@@ -105,6 +107,13 @@ def using(celery: Celery) -> Iterator[Celery]:
 def embedded() -> bool:
     """Whether jobs run in this process (the embedded default: no `REDIS_URL`), not on Celery workers."""
     return bool(current_app.conf.task_always_eager)
+
+
+def redis_client() -> Redis | None:
+    """The Redis client of the current app's result backend (the jobs' locks and heartbeats are kept there); None
+    in-process."""
+    backend = current_app.backend
+    return backend.client if isinstance(backend, RedisBackend) else None
 
 
 app = create()

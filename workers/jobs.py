@@ -7,13 +7,23 @@ so asking for it again gives the run going on rather than a second one; once it 
 again runs it again. A daemon thread dies with its process: a job must leave nothing half written, as the store's
 entries (written whole or not at all) do.
 
-A job's lock is a file under the store's ``locks/`` (`lock_path`), named by the job's id. The thread that runs a
-job by `start` holds it from the first step to the last, and the kernel drops it when the process dies, so `runs`
-(some process holds the lock) is true exactly while a process runs the job: a record that says "running" while
-the lock is free was interrupted. Whoever starts a job first takes its lock, so two processes asked at once start
-one run; the job's work checks under the lock whether its result is stored already (a run that ended just
-before), so that it is computed once. Tables (tables.py), reports (reports.py) and the solutions' background
-builder (solutions.py) run this way without `REDIS_URL`; with it, Celery's workers run them.
+A job's lock is one interface (`exclusive`, `runs`, `claim`, `serialised`; `start` takes it too) with two back ends:
+
+* embedded (no `REDIS_URL`), a file under the store's ``locks/`` (`lock_path`), named by the job's id: every process
+  that runs jobs shares that directory, and the kernel drops the lock when its holder dies, so a lock is held
+  exactly while its holder lives, with no expiry to choose. The thread that runs a job by `start` holds it from the
+  first step to the last, so `runs` (some process holds the lock) is true exactly while a process runs the job: a
+  record that says "running" while the lock is free was interrupted.
+* with Celery on Redis, a key in the Redis of the app's result backend (``SET NX`` with a token of the holder's own
+  and an expiry, let go only by that holder: redis-py's `Lock`): the workers and servers of a deployment may share
+  no directory (a store in PostgreSQL), but they all share that Redis. A holder that dies leaves its key until it
+  expires (`LOCK_SECONDS`, longer than any job that holds one), and a holder that outlives it loses it.
+
+Whoever starts a job first takes its lock, so two processes asked at once start one run; the job's work checks
+under the lock whether its result is stored already (a run that ended just before), so that it is computed once.
+Tables (tables.py), reports (reports.py) and the solutions' background builder (solutions.py) run this way without
+`REDIS_URL`; with it, Celery's workers run them, a report's build under its lock (`exclusive`), and one worker of
+many resumes a lost table job (`claim`).
 
 The answers of /v1/odds (api/answers.py) are jobs by `submit`: the request waits for its answer's Future for a
 while, and what the work raised (a 422 for a position too large, say) is raised to it. Their lock is the answer's
@@ -23,26 +33,46 @@ own in the store, taken by the work, and a semaphore bounds how many compute at 
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import LockError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .shared import store
 from .store import Store, held, try_lock
 
-__all__ = ["lock_path", "runs", "submit", "start", "running", "runs_here", "join", "exclusive", "serialised"]
+if TYPE_CHECKING:
+    from redis import Redis
+    from redis.lock import Lock
+
+__all__ = ["lock_path", "runs", "submit", "start", "running", "runs_here", "join", "exclusive", "serialised", "claim",
+           "BrokerUnavailable", "LOCK_SECONDS"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+LOCK_SECONDS = 3600  # a Redis lock's life: longer than any job that holds one (a dead holder's lock expires)
+WAIT_SECONDS = 60  # how long `serialised` waits for a Redis lock (it is held for a moment)
+
 _jobs: dict[str, Future] = {}  # the jobs this process runs, by id: each one's outcome
 _jobs_lock = threading.Lock()
+
+
+class BrokerUnavailable(RedisError):
+    """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read). A
+    `RedisError`, as workers/tables.py's `QUEUE_ERRORS` counts it, and not one of the faults a task is retried for
+    (tasks.TRANSIENT): the sweep resumes its job."""
 
 
 def lock_path(job: str, where: Store | None = None) -> Path:
@@ -52,9 +82,42 @@ def lock_path(job: str, where: Store | None = None) -> Path:
     return folder / f"{job}.lock"
 
 
+def _redis() -> Redis | None:
+    """The Redis that holds the locks (the Celery app's result backend), or None: file locks (embedded)."""
+    if "workers.celery_app" not in sys.modules and not os.environ.get("REDIS_URL"):
+        return None  # (no app here, and the one this process would make runs tasks in-process: Celery stays unloaded)
+    from .celery_app import redis_client
+
+    return redis_client()
+
+
+def _redis_lock(client: Redis, job: str, seconds: float) -> Lock:
+    return client.lock(f"zombie-odds:lock:{job}", timeout=seconds, thread_local=False)
+
+
+def _let_go(lock: Lock) -> None:
+    try:
+        lock.release()
+    except LockError:  # it expired, and maybe somebody else holds it now: theirs stays
+        log.warning("the lock %s expired before its holder let go", lock.name)
+
+
+def _take(job: str, where: Store | None = None, seconds: float = LOCK_SECONDS) -> Callable[[], None] | None:
+    """Take the job's lock without waiting: the call that lets go of it, or None if another holder has it."""
+    client = _redis() if where is None else None
+    if client is None:
+        fd = try_lock(lock_path(job, where))
+        return None if fd is None else functools.partial(os.close, fd)
+    lock = _redis_lock(client, job, seconds)
+    return functools.partial(_let_go, lock) if lock.acquire(blocking=False) else None
+
+
 def runs(job: str, where: Store | None = None) -> bool:
-    """Whether some process holds the job's lock, that is, runs it now."""
-    return held(lock_path(job, where))
+    """Whether some process holds the job's lock, that is, runs it now (`where`: `exclusive`'s)."""
+    client = _redis() if where is None else None
+    if client is None:
+        return held(lock_path(job, where))
+    return bool(client.exists(f"zombie-odds:lock:{job}"))
 
 
 def submit(job: str, work: Callable[[], T], slots: threading.Semaphore | None = None) -> Future[T]:
@@ -71,8 +134,8 @@ def start(job: str, work: Callable[[], object]) -> bool:
     """Run `work` in a daemon thread of this process holding the job's lock; False, and nothing run, if another
     thread or process holds it. An exception ends the job, not the process: it is logged, and the job's own
     record says why."""
-    fd = try_lock(lock_path(job))
-    if fd is None:
+    let_go = _take(job)
+    if let_go is None:
         return False
 
     def run() -> None:
@@ -81,7 +144,7 @@ def start(job: str, work: Callable[[], object]) -> bool:
         except Exception:
             log.exception("job %s failed", job)
         finally:
-            os.close(fd)
+            let_go()
 
     with _jobs_lock:  # (a new run, even if the last one is still being forgotten: the lock is this run's)
         _spawn(job, run)
@@ -134,24 +197,47 @@ def join(job: str, timeout: float | None = None) -> None:
 
 
 @contextmanager
-def exclusive(job: str, where: Store | None = None) -> Iterator[bool]:
+def exclusive(job: str, where: Store | None = None, seconds: float = LOCK_SECONDS) -> Iterator[bool]:
     """True inside if this caller holds the job's lock (nobody else runs it), False if someone does; it does not
-    wait."""
-    fd = try_lock(lock_path(job, where))
+    wait. A Redis lock lasts `seconds` at most. A lock in a given store (`where`) is its file whatever the back end:
+    the solutions' background builder, a child process of an embedded server, holds one for its whole life."""
+    let_go = _take(job, where, seconds)
     try:
-        yield fd is not None
+        yield let_go is not None
     finally:
-        if fd is not None:
-            os.close(fd)
+        if let_go is not None:
+            let_go()
+
+
+def claim(name: str, seconds: float) -> bool:
+    """Whether this caller is the one of many that wins `name` for the next `seconds` (it is never let go: it
+    expires). Only the workers claim (one of them resumes a lost job), so only Redis decides: embedded, a process
+    is the only one that could, and wins."""
+    client = _redis()
+    return client is None or _redis_lock(client, name, seconds).acquire(blocking=False)
 
 
 @contextmanager
 def serialised(job: str) -> Iterator[None]:
     """Hold the job's lock for a moment, waiting for it: two processes submitting `job` to the workers at once see
-    one another's submission."""
-    fd = os.open(lock_path(job), os.O_RDWR | os.O_CREAT, 0o644)
+    one another's submission. `BrokerUnavailable` when Redis cannot be reached, TimeoutError after `WAIT_SECONDS`."""
+    client = _redis()
+    if client is None:
+        fd = os.open(lock_path(job), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+        return
+    lock = _redis_lock(client, job, WAIT_SECONDS)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        taken = lock.acquire(blocking=True, blocking_timeout=WAIT_SECONDS)
+    except (RedisConnectionError, RedisTimeoutError) as e:
+        raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
+    if not taken:
+        raise TimeoutError(f"the lock of job {job} stays taken")
+    try:
         yield
     finally:
-        os.close(fd)
+        _let_go(lock)

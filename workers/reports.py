@@ -5,8 +5,7 @@ the two-player table it was made from (or none), the fixed rules it plays and it
 schedule's tick it belongs to: workers/schedule.py). Its id is derived from them (`Inputs.id`), so a
 run repeated for the same inputs finds the report already stored and writes nothing, and two beats
 firing the same tick make one report: the second run finds it stored, or finds the first one
-building it (a Redis ``SET NX`` lock with a timeout when Redis is configured, the job's lock under the store
-otherwise: workers/jobs.py).
+building it (the job's lock: workers/jobs.py).
 
 Building takes the table from the durable store. When it is missing, the report says so (its game
 sections are listed as missing, with the reason) and a job computing it is started, so the next
@@ -29,15 +28,12 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from celery import current_app, shared_task
-from celery.backends.redis import RedisBackend
 from celery.result import AsyncResult
 
 from analysis.game import GameSolution
@@ -57,7 +53,6 @@ log = logging.getLogger(__name__)
 
 KIND, DATA_KIND = "report", "report-data"
 PLAYERS = 2  # the game sections are about the two-player table
-LOCK_SECONDS = 3600  # a lock outlives no build: a crashed builder's lock expires
 
 
 # -- inputs and ids ----------------------------------------------------------------------------------------
@@ -186,7 +181,7 @@ def content_for(inputs: Inputs, game: GameSolution | None, where: Store, game_mi
 def make(inputs: Inputs, game: GameSolution | None, where: Store | None = None) -> dict[str, Any]:
     """Build, render and store the report of `inputs` unless it is stored; a short summary either way.
 
-    The caller holds the report's lock (`exclusive`). `where` is the store (default: the configured one;
+    The caller holds the report job's lock (`jobs.exclusive`). `where` is the store (default: the configured one;
     a job running in a thread keeps the store it was asked in)."""
     where = where or store()
     entry = _stored(inputs.key, where)
@@ -213,43 +208,12 @@ def _iso(period: str) -> str:
     return datetime.strptime(period, schedule.PERIOD_FORMAT).replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
 
 
-# -- one builder per report ------------------------------------------------------------------------------------
-def _redis() -> Any:
-    """The Redis client of the result backend, or None in-process (whose cache backend has a `client` too)."""
-    backend = current_app.backend
-    return backend.client if isinstance(backend, RedisBackend) else None
-
-
-def _locked_elsewhere(report: str) -> bool:
-    client = _redis()
-    if client is not None:
-        return bool(client.exists(f"zombie-odds:lock:report:{report}"))
-    return jobs.runs(_task_id(report))
-
-
-@contextmanager
-def exclusive(report: str) -> Iterator[bool]:
-    """True if this caller may build `report` (nobody else is): Redis SET NX, or a file lock without Redis."""
-    client = _redis()
-    if client is not None:
-        name, token = f"zombie-odds:lock:report:{report}", uuid.uuid4().hex
-        mine = bool(client.set(name, token, nx=True, ex=LOCK_SECONDS))
-        try:
-            yield mine
-        finally:
-            if mine and client.get(name) == token.encode():
-                client.delete(name)
-        return
-    with jobs.exclusive(_task_id(report)) as mine:
-        yield mine
-
-
 # -- tasks --------------------------------------------------------------------------------------------------
 @shared_task(**RETRY)
 def build_report(mode: str, variant: str = "before-draw", period: str | None = None) -> dict[str, Any]:
     """Make the report of `mode` for `period` (default: the current one) unless it exists or is being made."""
     inputs, game = inputs_for(mode, variant, period)
-    with exclusive(inputs.id) as mine:
+    with jobs.exclusive(_task_id(inputs.id)) as mine:
         if not mine:
             return {"id": inputs.id, "made": False, "elsewhere": True}
         return make(inputs, game)
@@ -342,7 +306,7 @@ def status(job: str) -> ReportJob | None:
         return None
     if _stored(key) is not None:
         return ReportJob(job, "succeeded", job)
-    if _locked_elsewhere(job):
+    if jobs.runs(_task_id(job)):
         return ReportJob(job, "running")
     if embedded():
         record = _record(job)

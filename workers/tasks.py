@@ -51,13 +51,14 @@ from celery import bootsteps, chord, current_app, group, shared_task
 from kombu.exceptions import OperationalError
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from analysis.game import units
 from analysis.game.units import no_table_reason
 
-from . import solutions
+from . import jobs, solutions
+from .celery_app import redis_client
+from .jobs import BrokerUnavailable
 from .shared import store
 from .store import CorruptEntry, JobKey, Key, table_key
 
@@ -74,12 +75,6 @@ BEAT_EVERY = 5  # seconds between two heartbeats of a job while one of its tasks
 # holds the interpreter for seconds (encoding a table of megabytes) is not taken for dead.
 LOST_AFTER = 20
 SWEEP_EVERY = 10  # seconds between two sweeps for lost jobs on each worker
-
-class BrokerUnavailable(RedisError):
-    """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read). A
-    `RedisError`, as workers/tables.py's `QUEUE_ERRORS` counts it, and not `TRANSIENT`: a task that meets it is not
-    retried (the sweep resumes its job)."""
-
 
 def layer_key(job_id: str, mode: str, variant: str, players: int, layer: int) -> Key:
     """The stored results of a table job's layer (the job's id, which may be long, by its digest)."""
@@ -142,7 +137,7 @@ def _beat(client: Redis | None, job_id: str) -> None:
 @contextmanager
 def _beating(job_id: str) -> Iterator[None]:
     """Keep the job's heartbeat while the block runs (a thread: a unit may take longer than `LOST_AFTER`)."""
-    client = _redis()  # here: Celery's current app is per thread, the beating thread would get another
+    client = redis_client()  # here: Celery's current app is per thread, the beating thread would get another
     if client is None:
         yield
         return
@@ -260,7 +255,7 @@ def _launch(record: dict[str, Any], layers: list[list[dict[str, Any]]]) -> None:
     job_id, run, layer = record["id"], record["run"], record["done"]
     try:
         current_app.backend.store_result(job_id, _meta(record), "PROGRESS")
-        _beat(_redis(), job_id)  # the job moved: it is not lost while its units wait for a worker
+        _beat(redis_client(), job_id)  # the job moved: it is not lost while its units wait for a worker
         header = group(solve_unit.s(unit, job_id, run, layer) for unit in layers[layer])
         chord(header, advance.s(job_id, run, layer)).apply_async()
     except TRANSIENT as e:
@@ -296,7 +291,7 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
     try:
         current_app.backend.store_result(record["id"], _meta(record), "PROGRESS")  # before the record: a
         _save(record)  # sweep never mistakes a job being started for a lost one
-        _beat(_redis(), record["id"])  # nor one whose launch a worker has taken and not yet run
+        _beat(redis_client(), record["id"])  # nor one whose launch a worker has taken and not yet run
         launch.delay(record["id"], record["run"])
     except TRANSIENT as e:
         if JobKey(record["id"]) in store():  # saved but never queued: say so (starting again makes a new job)
@@ -336,25 +331,13 @@ def _lost(record: dict[str, Any]) -> str | None:
         return "its launch failed"
     if current_app.backend.get_task_meta(record["id"])["status"] == "PENDING":
         return "the job queue (Redis) lost its messages"  # Redis restarted empty: its progress record went too
-    client = _redis()
+    client = redis_client()
     if client is not None and not client.exists(_beat_key(record["id"])) and not client.llen(
             current_app.conf.task_default_queue):
         return "its worker stopped"
     if time.time() - record["updated"] > _visibility_timeout() + 60:
         return "it stopped moving"
     return None
-
-
-def _redis() -> Redis | None:
-    """The result backend's Redis client; None in-process."""
-    client = getattr(current_app.backend, "client", None)
-    return client if isinstance(client, Redis) else None
-
-
-def _claim(name: str, seconds: int = 30) -> bool:
-    """One worker of many wins (a Redis SET NX); in-process there is only one."""
-    client = _redis()
-    return client is None or bool(client.set(f"zombie-odds:{name}", 1, nx=True, ex=seconds))
 
 
 def _visibility_timeout() -> int:
@@ -373,7 +356,7 @@ def resume_lost_jobs() -> list[str]:
             if record is None or record.get("state") != "running":
                 continue
             reason = _lost(record)
-            if reason is None or not _claim(f"resume:{record['id']}"):
+            if reason is None or not jobs.claim(f"resume-{record['id']}", 30):
                 continue
             record.pop("stalled", None)
             record.update(run=uuid.uuid4().hex, **_resumed(record, reason))
@@ -407,7 +390,7 @@ class ResumeLostJobs(bootsteps.StartStopStep):
 
 def _broker_down() -> str | None:
     """Why Redis cannot be reached now, or None (always None in-process)."""
-    client = _redis()
+    client = redis_client()
     if client is None:
         return None
     try:

@@ -1,6 +1,7 @@
 """workers/jobs.py: a job runs in one thread of one process at a time, and its lock dies with its process; a job's
 outcome (what it returned or raised) is a Future, one per run, and a semaphore bounds how many such jobs work at
-once."""
+once. On Redis, a job's lock is a key with one holder, which it lets go of only while it is still its own, and one
+caller of many wins a claim."""
 
 from __future__ import annotations
 
@@ -9,12 +10,18 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from workers import jobs
+from workers.celery_app import create, using
 from workers.store import Store
+
+REDIS_URL = "redis://127.0.0.1:6379/9"  # this module's own database
 
 
 @pytest.fixture(autouse=True)
@@ -165,3 +172,71 @@ def test_a_job_started_and_one_submitted_are_counted_alike() -> None:
     jobs.join("locked", 10)
     job.result(10)
     assert jobs.running() == 0 and not jobs.runs("locked")
+
+
+def test_without_redis_a_claim_is_won_by_this_process() -> None:
+    assert jobs.claim("resume-x", 30) and jobs.claim("resume-x", 30)  # (the embedded default runs no sweep)
+
+
+@pytest.fixture
+def on_redis() -> Iterator[str]:
+    """This process's Celery app on Redis (its own database) while the test runs: the locks are Redis keys there; a
+    name of the test's own."""
+    client = redis.Redis.from_url(REDIS_URL)
+    client.ping()  # scripts/test starts Redis on loopback when it is not running
+    name = f"test-{uuid.uuid4().hex}"
+    with using(create(REDIS_URL)):
+        yield name
+    client.delete(f"zombie-odds:lock:{name}")
+
+
+def test_on_redis_a_job_has_one_holder_and_its_lock_is_let_go_by_its_holder_only(on_redis: str,
+                                                                               a_store: Path) -> None:
+    client = redis.Redis.from_url(REDIS_URL)
+    with jobs.exclusive(on_redis) as mine:
+        assert mine and jobs.runs(on_redis) and client.exists(f"zombie-odds:lock:{on_redis}")
+        assert not list(a_store.glob("locks/*"))  # (no file lock)
+        with jobs.exclusive(on_redis) as again:
+            assert not again
+        assert jobs.runs(on_redis)  # (the one that did not get it let go of nothing)
+    assert not jobs.runs(on_redis)
+    with jobs.exclusive(on_redis, seconds=0.2) as mine:
+        assert mine
+        time.sleep(0.4)  # it expired: somebody else may take it
+        assert not jobs.runs(on_redis)
+        time.sleep(0.4)
+        other = client.lock(f"zombie-odds:lock:{on_redis}", timeout=30)
+        assert other.acquire(blocking=False)
+    assert jobs.runs(on_redis)  # the first holder, late, left the other's lock alone
+    other.release()
+
+
+def test_on_redis_one_caller_wins_a_claim_until_it_expires(on_redis: str) -> None:
+    assert jobs.claim(on_redis, 0.3)
+    assert not jobs.claim(on_redis, 0.3) and jobs.runs(on_redis)
+    time.sleep(0.5)
+    assert jobs.claim(on_redis, 0.3)
+
+
+def test_on_redis_submitters_take_turns_and_a_job_started_holds_the_lock(on_redis: str) -> None:
+    inside, order = threading.Event(), []
+
+    def second() -> None:
+        inside.wait(10)
+        with jobs.serialised(on_redis):  # (`using` made the app every thread's)
+            order.append("second")
+
+    other = threading.Thread(target=second)
+    other.start()
+    with jobs.serialised(on_redis):
+        inside.set()
+        other.join(0.3)  # it waits for the lock
+        order.append("first")
+    other.join(10)
+    assert order == ["first", "second"]
+    go = threading.Event()
+    assert jobs.start(on_redis, lambda: go.wait(10)) and jobs.runs(on_redis)
+    assert not jobs.start(on_redis, lambda: None)
+    go.set()
+    jobs.join(on_redis, 10)
+    assert not jobs.runs(on_redis)
