@@ -6,8 +6,8 @@ so every view here is `uncached` by api/cache.py, and a report carries a strong 
 HTML page is self-contained; its Content-Security-Policy lets it load nothing at all (styles are
 inline, charts are `data:` images).
 
-Each view imports workers/reports.py when it runs: that module defines the reports' Celery tasks, and a server that
-is never asked for a report loads no Celery.
+Each view imports workers/reports.py when it runs: a server that is never asked for a report loads none of it (the
+report's content and rendering).
 """
 
 from __future__ import annotations

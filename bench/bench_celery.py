@@ -41,7 +41,7 @@ from analysis.game.kernel import kernel_for
 from analysis.game.seats import solve_seats
 from workers.celery_app import create, using
 from workers.store import JobKey, Store, table_key
-from workers.tasks import job_status, start_table_job
+from workers.tables import job_status, start_table_job
 
 TICK = os.sysconf("SC_CLK_TCK")
 

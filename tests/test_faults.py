@@ -34,7 +34,7 @@ from flask.testing import FlaskClient
 from api import create_app
 from workers.celery_app import create, using
 from workers.store import Store, table_key
-from workers.tasks import job_status
+from workers.tables import job_status
 
 from .games import solved_game
 

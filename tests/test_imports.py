@@ -142,6 +142,19 @@ def test_a_server_without_redis_is_built_without_celery() -> None:
     assert out.stdout.split() == ["False", "True"]
 
 
+@pytest.mark.parametrize("redis_url", [None, "redis://127.0.0.1:1/0"], ids=["embedded", "redis"])
+def test_the_job_modules_are_imported_without_celery(redis_url: str | None) -> None:
+    """workers/tables.py, solutions.py and reports.py send their Celery tasks by name (workers/jobs.py: `send`), and
+    tasks.py imports them, not they it: importing them loads no Celery, with `REDIS_URL` or without (where they submit
+    or follow a job, they do)."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.update({"REDIS_URL": redis_url} if redis_url else {})
+    code = ("import sys, workers.jobs, workers.reports, workers.tables, workers.solutions;"
+            " print('celery' in sys.modules); import workers.tasks; print('celery' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
 @pytest.mark.parametrize(("setting", "huge_pages"), [(None, False), ("1", True)], ids=["unset", "1"])
 def test_importing_analysis_turns_numpys_huge_pages_off_unless_numpy_is_told(setting: str | None,
                                                                              huge_pages: bool) -> None:

@@ -14,8 +14,9 @@ died (its heartbeat stopped) resumes from its last finished layer within about a
 (workers/tasks.py). Calls to Redis fail fast (a few retries within about a second) so that an API
 request never hangs on it.
 
-The app names its tasks' modules and that step rather than importing them, and tables.py and solutions.py import this
-module only where they submit or follow a job: a process that only reads the store loads no Celery.
+The app names its tasks' module (tasks.py) and that step rather than importing them, and the job modules (tables.py,
+solutions.py, reports.py, and jobs.py, which submits by name) import this module only where they submit or follow a
+job, or take a job's lock with `REDIS_URL`: a process that only reads the store loads no Celery.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def create(redis_url: str | None = None) -> Celery:
     """The Celery app on Redis (`redis_url`, else `REDIS_URL`), or running tasks in-process without it. The code
     that submits jobs uses Celery's current app (`using` makes one current), never a module's copy of one."""
     url = redis_url if redis_url is not None else os.environ.get("REDIS_URL", "")
-    celery = Celery("zombie_odds", include=["workers.tasks", "workers.reports"])
+    celery = Celery("zombie_odds", include=["workers.tasks"])
     celery.conf.update(
         task_serializer="json",
         result_serializer="json",

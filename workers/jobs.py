@@ -42,8 +42,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from kombu.exceptions import OperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import LockError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from redis.lock import Lock
 
 __all__ = ["lock_path", "runs", "submit", "start", "running", "runs_here", "join", "exclusive", "serialised", "claim",
-           "BrokerUnavailable", "LOCK_SECONDS"]
+           "send", "BrokerUnavailable", "TRANSIENT", "LOCK_SECONDS"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ T = TypeVar("T")
 
 LOCK_SECONDS = 3600  # a Redis lock's life: longer than any job that holds one (a dead holder's lock expires)
 WAIT_SECONDS = 60  # how long `serialised` waits for a Redis lock (it is held for a moment)
+
+# What calling the job queue (Redis) raises while it is unreachable: a task that meets it is retried (tasks.RETRY).
+TRANSIENT = (OperationalError, ConnectionError, TimeoutError, RedisConnectionError, RedisTimeoutError)
 
 _jobs: dict[str, Future] = {}  # the jobs this process runs, by id: each one's outcome
 _jobs_lock = threading.Lock()
@@ -149,6 +153,21 @@ def start(job: str, work: Callable[[], object]) -> bool:
     with _jobs_lock:  # (a new run, even if the last one is still being forgotten: the lock is this run's)
         _spawn(job, run)
     return True
+
+
+def send(task: str, args: tuple, **options: Any) -> None:
+    """Submit the Celery task named `task` (tables, solutions and reports import no task, and no Celery until they
+    submit): to the workers with `REDIS_URL`; embedded, it runs in this thread now, the app's task modules imported
+    first (as a worker imports them: `celery_app.create` names them)."""
+    from celery import current_app
+
+    from .celery_app import embedded
+
+    if embedded():
+        current_app.loader.import_default_modules()
+        current_app.tasks[task].apply_async(args, **options)
+    else:
+        current_app.send_task(task, args, **options)
 
 
 def _spawn(job: str, work: Callable[[], T], slots: threading.Semaphore | None = None) -> Future[T]:

@@ -17,8 +17,9 @@ readable on a phone) and a CSV of every table, in one checksummed entry (workers
 workers/render.py.
 
 `submit` is what ``POST /v1/reports`` calls: a job whose id is the id of the report it will make;
-on workers with Redis, or in a thread of this process without it (the embedded default: workers/jobs.py),
-followed with `status`.
+on workers with Redis (the task `build_report` of workers/tasks.py, sent by name: this module imports no Celery
+until it submits or follows a job), or in a thread of this process without it (the embedded default:
+workers/jobs.py), followed with `status`. Beat's task (`scheduled_reports`) runs `scheduled_reports` here.
 """
 
 from __future__ import annotations
@@ -33,18 +34,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from celery import current_app, shared_task
-from celery.result import AsyncResult
-
 from analysis.game import GameSolution
 from analysis.odds import NO_WHOLE_TURN
 from analysis.report import REPORT_FORMAT, build
 
 from . import jobs, render, schedule, tables
-from .celery_app import embedded
 from .shared import store
 from .store import ENGINE_VERSION, CorruptEntry, Key, Store, table_key
-from .tasks import RETRY
 
 __all__ = ["Inputs", "ReportJob", "inputs_for", "build_report", "scheduled_reports", "make", "submit", "status",
            "reports", "latest", "load", "key_of"]
@@ -208,8 +204,7 @@ def _iso(period: str) -> str:
     return datetime.strptime(period, schedule.PERIOD_FORMAT).replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")
 
 
-# -- tasks --------------------------------------------------------------------------------------------------
-@shared_task(**RETRY)
+# -- what the tasks run (workers/tasks.py) ----------------------------------------------------------------------
 def build_report(mode: str, variant: str = "before-draw", period: str | None = None) -> dict[str, Any]:
     """Make the report of `mode` for `period` (default: the current one) unless it exists or is being made."""
     inputs, game = inputs_for(mode, variant, period)
@@ -223,7 +218,6 @@ def _task_id(report: str) -> str:
     return f"report-{report}"
 
 
-@shared_task(**RETRY)
 def scheduled_reports() -> dict[str, Any]:
     """What beat sends: one `build_report` per configured mode and variant, for the current period.
 
@@ -275,12 +269,16 @@ def submit(mode: str, variant: str = "before-draw", period: str | None = None) -
     done = status(inputs.id)
     if done is not None and done.state != "failed":
         return done
+    from celery import current_app
+
+    from .celery_app import embedded
+
     if embedded():
         where = store()
         jobs.start(_task_id(inputs.id), lambda: _run_here(inputs, game, where))  # (or it runs already)
         return ReportJob(inputs.id, "running")
     current_app.backend.store_result(_task_id(inputs.id), {"report": inputs.id}, "QUEUED")
-    build_report.apply_async((mode, variant, inputs.period), task_id=_task_id(inputs.id))
+    jobs.send("workers.reports.build_report", (mode, variant, inputs.period), task_id=_task_id(inputs.id))
     return ReportJob(inputs.id, "queued")
 
 
@@ -308,6 +306,10 @@ def status(job: str) -> ReportJob | None:
         return ReportJob(job, "succeeded", job)
     if jobs.runs(_task_id(job)):
         return ReportJob(job, "running")
+    from celery import current_app
+
+    from .celery_app import embedded
+
     if embedded():
         record = _record(job)
         if record is None:
@@ -317,7 +319,7 @@ def status(job: str) -> ReportJob | None:
         if record["state"] == "failed":
             return ReportJob(job, "failed", error=record["error"])
         return ReportJob(job, "failed", error="interrupted: the process making it stopped; ask again")
-    result = AsyncResult(_task_id(job), app=current_app)
+    result = current_app.AsyncResult(_task_id(job))
     state, info = result.state, result.info
     if state == "PENDING":
         return None

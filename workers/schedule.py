@@ -28,13 +28,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-
-from celery.schedules import crontab, schedule
+from typing import TYPE_CHECKING
 
 from analysis import MODES
 from analysis.game import parse_rule
 from analysis.position import RECYCLE_VARIANTS
 from analysis.report import DEFAULT_RULES
+
+if TYPE_CHECKING:
+    from celery.schedules import crontab, schedule
 
 __all__ = ["Schedule", "parse_schedule", "current", "report_modes", "report_variants", "report_rules",
            "solve_modes", "beat_schedule", "DEFAULT_SCHEDULE", "DEFAULT_SOLVE_MODES", "PERIOD_FORMAT"]
@@ -54,6 +56,8 @@ class Schedule:
     every: int | None = None
 
     def celery(self) -> crontab | schedule:
+        from celery.schedules import schedule
+
         return self.cron if self.cron is not None else schedule(timedelta(seconds=self.every))
 
     @property
@@ -95,6 +99,8 @@ def parse_schedule(text: str) -> Schedule:
         if int(text) < 1:
             raise ValueError("a schedule in seconds must be at least 1")
         return Schedule(text, every=int(text))
+    from celery.schedules import crontab  # (only a process that reads a crontab line loads Celery's parser of one)
+
     fields = text.split()
     if len(fields) != 5:
         raise ValueError(f"expected a crontab line of five fields or a number of seconds, not {text!r}")

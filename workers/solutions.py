@@ -204,7 +204,7 @@ def submit(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
         return SolutionStatus(mode, recycle, bus, "queued", now.job, error=now.error)
     with current_app.connection_for_write() as connection:  # a queue that cannot be reached raises: nothing recorded
         connection.ensure_connection(max_retries=1, interval_start=0, interval_step=0.1, interval_max=0.1)
-    current_app.send_task("workers.tasks.build_solution", (mode, recycle, bus), ignore_result=True)
+    jobs.send("workers.tasks.build_solution", (mode, recycle, bus), ignore_result=True)
     _record(mode, recycle, bus, "queued")
     return replace(status(mode, recycle, bus), error=now.error)
 

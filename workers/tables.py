@@ -4,8 +4,8 @@ A job's id is derived from its table's key (`job_id`), so asking for a table tha
 finds the running job instead of starting a second one. `submit` starts a job unless the table is
 stored or its job runs; `status` says where a job stands (a `TableJob`); `load` gives the stored
 solution, parsed once per process. The stored table is the truth: once it is in the store, its job
-has succeeded, whatever any record says. Both ways of running use the same graph of tasks, whose
-durable record in the store (tasks.py) every process reads alike:
+has succeeded, whatever any record says. Both ways of running use the same graph of tasks (tasks.py), whose
+durable record in the store (`read_record`, `write_record`) every process reads alike:
 
 * with `REDIS_URL`, `start_table_job` hands the graph to the workers (who resume it after a fault);
 * embedded (no `REDIS_URL`: tasks run eagerly), a thread of this process runs it (`jobs.start`), holding the
@@ -13,16 +13,20 @@ durable record in the store (tasks.py) every process reads alike:
   reported failed, and submitting it again resumes it from its last finished layer.
 
 Submitting to the workers takes the job's lock for a moment first, so that two processes asked at once start one
-job. Only following or submitting a job imports Celery (tasks.py): a server that reads its stored tables loads none.
+job. The graph's first task is sent by its name (`jobs.send`): this module imports no task, and only following or
+submitting a job imports Celery: a server that reads its stored tables loads none.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import threading
 import time
+import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
@@ -33,15 +37,25 @@ from analysis.game.units import no_table_reason
 from analysis.position import RECYCLE_VARIANTS
 
 from . import jobs
+from .jobs import TRANSIENT, BrokerUnavailable
 from .shared import store
-from .store import ENGINE_VERSION, CorruptEntry, EntryInfo, Key, table_key
+from .store import ENGINE_VERSION, CorruptEntry, EntryInfo, JobKey, Key, table_key
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 __all__ = ["NotHere", "embedded_tables", "units_per_layer",
            "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
-           "no_table_reason"]
+           "no_table_reason", "layer_key", "read_record", "write_record", "progress", "beat", "beat_key", "LOST_AFTER",
+           "start_table_job", "resumed", "job_status"]
 
-# What calling the job queue (Redis) may raise when it is down or unreachable (tasks.BrokerUnavailable: a RedisError).
+log = logging.getLogger(__name__)
+
+# What calling the job queue (Redis) may raise when it is down or unreachable (jobs.BrokerUnavailable: a RedisError).
 QUEUE_ERRORS = (OperationalError, RedisError, ConnectionError, TimeoutError)
+# A running job without a heartbeat for this long, and none of it queued, is lost: four beats missed (tasks.BEAT_EVERY),
+# so a task that holds the interpreter for seconds (encoding a table of megabytes) is not taken for dead.
+LOST_AFTER = 20
 
 
 @dataclass(frozen=True)
@@ -143,11 +157,152 @@ def _failed(key: Key, error: str, done: int = 0) -> TableJob:
     return TableJob(job_id(key), key, "failed", done, _total(key), error=error)
 
 
+# -- the job's durable record, heartbeat and start (its graph of tasks is tasks.py's) --------------------------
+def layer_key(job: str, mode: str, variant: str, players: int, layer: int) -> Key:
+    """The stored results of a table job's layer (the job's id, which may be long, by its digest)."""
+    return Key("layer", mode, variant, players, tag=f"{hashlib.sha256(job.encode()).hexdigest()[:32]}-{layer}")
+
+
+def read_record(job: str) -> dict[str, Any] | None:
+    """The job's record, or None: no such job, an id that is not one, or a record that failed its checksum."""
+    try:
+        entry = store().get(JobKey(job))
+    except (ValueError, CorruptEntry):
+        return None
+    return entry[0] if entry else None
+
+
+def write_record(record: dict[str, Any]) -> None:
+    record["updated"] = time.time()
+    store().put(JobKey(record["id"]), record)
+
+
+def progress(record: dict[str, Any]) -> dict[str, Any]:
+    """What the job's record says of its progress (its result in the backend while it runs)."""
+    return {"done": record["done"], "total": record["total"], "mode": record["mode"],
+            "variant": record["variant"], "players": record["players"]}
+
+
+def beat_key(job: str) -> str:
+    return f"zombie-odds:beat:{job}"
+
+
+def beat(client: Redis | None, job: str) -> None:
+    """The job is alive now (for `LOST_AFTER` seconds). Never raises: with Redis down no sweep runs either."""
+    if client is None:
+        return
+    try:
+        client.set(beat_key(job), int(time.time()), ex=LOST_AFTER)
+    except TRANSIENT as e:
+        log.warning("no heartbeat for job %s: %s", job, e)
+
+
+def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, split: int = 2,
+                    job_id: str | None = None) -> str:
+    """Start computing one table (tasks.py's graph, its first step sent by name); returns the job id to follow with
+    `job_status`.
+
+    A job already running for the same table is not started twice: its id is returned. A job started again under
+    the id of one that stopped goes on from its last finished layer (`_carried_over`). Raises ValueError for a
+    table that cannot be computed, `BrokerUnavailable` when Redis is down.
+    """
+    from celery import current_app
+
+    from .celery_app import redis_client
+
+    if no_table_reason(mode, players) is not None or variant not in RECYCLE_VARIANTS:
+        raise ValueError(no_table_reason(mode, players) or f"no table for variant {variant!r}")
+    if job_id is None:
+        for key in store().jobs():
+            other = read_record(key.id)
+            if other and other["state"] == "running" and (other["mode"], other["variant"], other["players"]) == (
+                    mode, variant, players):
+                return other["id"]
+    layers = units.layers(mode, variant, players, split)
+    record = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players,
+              "split": split, "state": "running", "run": uuid.uuid4().hex, "done": 0, "total": len(layers) + 1}
+    JobKey(record["id"])  # a safe id, or ValueError before anything is written
+    record.update(_carried_over(record))
+    try:
+        current_app.backend.store_result(record["id"], progress(record), "PROGRESS")  # before the record: a
+        write_record(record)  # sweep never mistakes a job being started for a lost one
+        beat(redis_client(), record["id"])  # nor one whose launch a worker has taken and not yet run
+        jobs.send("workers.tasks.launch", (record["id"], record["run"]), ignore_result=True)
+    except TRANSIENT as e:
+        if JobKey(record["id"]) in store():  # saved but never queued: say so (starting again makes a new job)
+            record.update(state="failed", error="the job queue (Redis) became unavailable before the job was queued")
+            write_record(record)
+        raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
+    return record["id"]
+
+
+def _carried_over(record: dict[str, Any]) -> dict[str, Any]:
+    """What a job started again under its id keeps of its earlier run: the layers it finished, when that run
+    stopped (interrupted, or failed) with the same table, split and checkpoints. Each stored layer is what any run
+    computes bit for bit, so the new run goes on from there; otherwise it starts at layer 0."""
+    earlier = read_record(record["id"])
+    same = ("mode", "variant", "players", "split", "total")
+    if earlier is None or earlier["state"] not in ("running", "failed") or earlier["done"] == 0 or any(
+            earlier[k] != record[k] for k in same):
+        return {}
+    names = [layer_key(record["id"], record["mode"], record["variant"], record["players"], k)
+             for k in range(earlier["done"])]
+    if not all(name in store() for name in names):
+        return {}
+    return {"done": earlier["done"], **resumed(earlier, earlier.get("error", "its process stopped"))}
+
+
+def resumed(record: dict[str, Any], reason: str) -> dict[str, Any]:
+    """What a new run of a job that stopped at `record` says of itself: how often the job was resumed, and why."""
+    return {"resumed": record.get("resumed", 0) + 1,
+            "detail": f"resumed from its last finished layer ({record['done']} of {record['total'] - 1}) "
+                      f"after {reason}"}
+
+
+def _broker_down() -> str | None:
+    """Why Redis cannot be reached now, or None (always None in-process)."""
+    from .celery_app import redis_client
+
+    client = redis_client()
+    if client is None:
+        return None
+    try:
+        client.ping()
+    except TRANSIENT as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def job_status(job: str) -> tuple[str, dict[str, Any]]:
+    """(state, meta) of a table job, from its durable record (so it answers with Redis down or restarted).
+
+    PROGRESS with `done`/`total` layers; SUCCESS with the stored table's `key`, `sha256` and
+    `p_first_player_wins`; FAILURE with `error`; PENDING (empty meta) for an unknown id. A job in
+    progress or done that was resumed says so (`resumed`: how often, and why in `detail`); while Redis is
+    unreachable it also says `broker: unavailable` and why, in `detail`: it resumes from its last
+    finished layer when Redis is back.
+    """
+    record = read_record(job)
+    if record is None:
+        return "PENDING", {}
+    meta = progress(record)
+    if record.get("resumed"):
+        meta.update(resumed=record["resumed"], detail=record["detail"])
+    if record["state"] == "done":
+        return "SUCCESS", {**meta, **record["summary"]}
+    if record["state"] == "failed":
+        return "FAILURE", {**meta, "error": record["error"]}
+    down = _broker_down()
+    if down:
+        meta.update(broker="unavailable", detail=f"the job queue (Redis) is unavailable ({down}); the job resumes "
+                    f"from its last finished layer ({record['done']} of {record['total'] - 1}) when it is back")
+    return "PROGRESS", meta
+
+
 # -- status ---------------------------------------------------------------------------------------
 def status(key: Key) -> TableJob | None:
     """Where the job of `key` stands, or None if there is no such job (never submitted, or forgotten)."""
     from .celery_app import embedded
-    from .tasks import job_status
 
     state, meta = job_status(job_id(key))
     done = _succeeded(key, meta.get("detail") if state == "SUCCESS" else None)  # (the job's, if it was resumed)
@@ -219,8 +374,6 @@ def submit(mode: str, variant: str = "before-draw", players: int = 2, server: bo
 
 
 def _submit_to_workers(key: Key) -> TableJob:
-    from .tasks import start_table_job
-
     with jobs.serialised(job_id(key)):
         job = status(key)
         if job is not None and job.state != "failed":
@@ -250,7 +403,5 @@ def join(key: Key, timeout: float | None = None) -> None:
 def _run_here(key: Key) -> None:
     """The job of `key`, under its lock, unless the table was stored meanwhile. A failure is recorded by the tasks
     (the job's record says why); the server carries on."""
-    from .tasks import start_table_job
-
     if _succeeded(key) is None:
         start_table_job(key.mode, key.variant, key.players, split=units_per_layer(), job_id=job_id(key))

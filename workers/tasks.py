@@ -1,17 +1,20 @@
-"""Celery tasks: thin calls into analysis.game, composed into one graph per table, resumable after any fault.
+"""Every Celery task of the project, each a thin call into the job module that computes it: the table graph (its jobs'
+records, heartbeat and start are workers/tables.py's), a stored solution's build (workers/solutions.py) and the
+reports (workers/reports.py). Those modules import no task: they send them by name (`jobs.send`), so that a server
+that only reads the store loads no Celery, and no module imports one that imports it back.
 
-A table is solved layer by layer (`analysis.game.units`: two players' score pairs, or more players' starts of
-a turn): the units of a layer run in parallel on any worker as the header of a chord, and the chord's
-body, `advance`, joins them and starts the next layer's chord; after the last layer it stores the
-table atomically. Every task is pure given its arguments (idempotent), acknowledged late (a killed
-worker's task is redelivered) and retried only for transient faults.
+A table job is one graph per table, resumable after any fault. A table is solved layer by layer
+(`analysis.game.units`: two players' score pairs, or more players' starts of a turn): the units of a layer run in
+parallel on any worker as the header of a chord, and the chord's body, `advance`, joins them and starts the next
+layer's chord; after the last layer it stores the table atomically. Every task is pure given its arguments
+(idempotent), acknowledged late (a killed worker's task is redelivered) and retried only for transient faults.
 
-Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store) and its layers' results
-(`layer_key`, one entry a layer) are its checkpoint. `advance` stores a layer's results and then the record (the
-layers done) before it launches the next one, so when Redis restarts empty, or a launch fails, `resume_lost_jobs`
-(run by every worker on connecting to the broker, and every `SWEEP_EVERY` seconds) starts the job again from its
-last layer. Each launch of a job is a *run* with its own token, and a task of a superseded run, or a repeated
-message of one already recorded, does nothing: a table is written once, and only whole
+Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store: `tables.read_record`) and
+its layers' results (`tables.layer_key`, one entry a layer) are its checkpoint. `advance` stores a layer's results
+and then the record (the layers done) before it launches the next one, so when Redis restarts empty, or a launch
+fails, `resume_lost_jobs` (run by every worker on connecting to the broker, and every `SWEEP_EVERY` seconds) starts
+the job again from its last layer. Each launch of a job is a *run* with its own token, and a task of a superseded
+run, or a repeated message of one already recorded, does nothing: a table is written once, and only whole
 (`analysis.game.units.assemble` refuses a table with a missing value). Progress is also written under the job's id
 in the result backend, which is how a sweep tells a job in flight from one Redis forgot.
 
@@ -20,25 +23,23 @@ the store, and keeps them (`_known`) for the job's next layers, so that it reads
 unit, the earlier values would cost as much to decode as the unit's own work, and two workers would be no faster
 than one.)
 
-A worker that dies mid-task (SIGKILL, the OOM killer, a lost machine) leaves its message unacknowledged,
-and Redis redelivers it only after the visibility timeout (an hour by default, which must exceed the
-longest task), so the chord of that layer would wait an hour. Instead, while a task of a job runs it
-keeps a heartbeat in Redis (``zombie-odds:beat:<job>``, rewritten every `BEAT_EVERY` s, expiring after
-`LOST_AFTER` s; starting a job and launching a layer write it too). A running job with no heartbeat is either waiting in
-the queue behind other work, or lost: a sweep that finds no heartbeat and nothing waiting in the queue
-takes it for lost and starts a new run from its last checkpoint, within about `LOST_AFTER` +
-`SWEEP_EVERY` seconds of its worker's death. (With other work queued, a lost job waits until the queue
-drains, or for the visibility timeout: resuming a job that merely waits would send it to the back of the
-queue again, and again.) The dead worker's message, when Redis redelivers it, belongs to a superseded
-run and does nothing. The job's status then says it was resumed, and why (`detail`).
+A worker that dies mid-task (SIGKILL, the OOM killer, a lost machine) leaves its message unacknowledged, and Redis
+redelivers it only after the visibility timeout (an hour by default, which must exceed the longest task), so the
+chord of that layer would wait an hour. Instead, while a task of a job runs it keeps a heartbeat in Redis
+(``zombie-odds:beat:<job>``, rewritten every `BEAT_EVERY` s, expiring after `tables.LOST_AFTER` s; starting a job
+and launching a layer write it too). A running job with no heartbeat is either waiting in the queue behind other
+work, or lost: a sweep that finds no heartbeat and nothing waiting in the queue takes it for lost and starts a new
+run from its last checkpoint, within about `LOST_AFTER` + `SWEEP_EVERY` seconds of its worker's death. (With other
+work queued, a lost job waits until the queue drains, or for the visibility timeout: resuming a job that merely
+waits would send it to the back of the queue again, and again.) The dead worker's message, when Redis redelivers it,
+belongs to a superseded run and does nothing. The job's status then says it was resumed, and why (`detail`).
 
-A stored turn solution's build on a worker (`build_solution`) is a task here too: workers/solutions.py, which every
-server reads, submits it by name and imports no Celery.
+A stored turn solution's build on a worker (`build_solution`) and the reports' build (`build_report`) and beat
+(`scheduled_reports`) are tasks here too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -48,108 +49,61 @@ from contextlib import contextmanager
 from typing import Any
 
 from celery import bootsteps, chord, current_app, group, shared_task
-from kombu.exceptions import OperationalError
-from redis import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from analysis.game import units
-from analysis.game.units import no_table_reason
 
-from . import jobs, solutions
+from . import jobs, reports, solutions
 from .celery_app import redis_client
-from .jobs import BrokerUnavailable
+from .jobs import TRANSIENT, BrokerUnavailable
 from .shared import store
-from .store import CorruptEntry, JobKey, Key, table_key
+from .store import table_key
+from .tables import beat, beat_key, layer_key, progress, read_record, resumed, write_record
 
-__all__ = ["BrokerUnavailable", "solve_unit", "advance", "launch", "start_table_job", "resume_lost_jobs",
-           "ResumeLostJobs", "BEAT_EVERY", "LOST_AFTER", "SWEEP_EVERY", "layer_key", "job_status", "build_solution"]
+__all__ = ["solve_unit", "advance", "launch", "resume_lost_jobs", "ResumeLostJobs", "BEAT_EVERY", "SWEEP_EVERY",
+           "RETRY", "build_solution", "build_report", "scheduled_reports"]
 
 log = logging.getLogger(__name__)
 
-TRANSIENT = (OperationalError, ConnectionError, TimeoutError, RedisConnectionError, RedisTimeoutError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5, "acks_late": True}
-VARIANTS = ("before-draw", "draw-then-recycle")
-BEAT_EVERY = 5  # seconds between two heartbeats of a job while one of its tasks runs
-# A running job without a heartbeat for this long, and none of it queued, is lost: four beats missed, so a task that
-# holds the interpreter for seconds (encoding a table of megabytes) is not taken for dead.
-LOST_AFTER = 20
+BEAT_EVERY = 5  # seconds between two heartbeats of a job while one of its tasks runs (tables.LOST_AFTER: lost)
 SWEEP_EVERY = 10  # seconds between two sweeps for lost jobs on each worker
 
-def layer_key(job_id: str, mode: str, variant: str, players: int, layer: int) -> Key:
-    """The stored results of a table job's layer (the job's id, which may be long, by its digest)."""
-    return Key("layer", mode, variant, players, tag=f"{hashlib.sha256(job_id.encode()).hexdigest()[:32]}-{layer}")
-
-
-# -- the job's durable record ------------------------------------------------------------------------
-
-
-def _load(job_id: str) -> dict[str, Any] | None:
-    """The job's record, or None: no such job, an id that is not one, or a record that failed its checksum."""
-    try:
-        entry = store().get(JobKey(job_id))
-    except (ValueError, CorruptEntry):
-        return None
-    return entry[0] if entry else None
-
-
-def _save(record: dict[str, Any]) -> None:
-    record["updated"] = time.time()
-    store().put(JobKey(record["id"]), record)
-
-
-def _meta(record: dict[str, Any]) -> dict[str, Any]:
-    return {"done": record["done"], "total": record["total"], "mode": record["mode"],
-            "variant": record["variant"], "players": record["players"]}
+# -- the job's durable record (tables.py) ------------------------------------------------------------------
 
 
 def _superseded(job_id: str, run: str) -> bool:
-    record = _load(job_id)
+    record = read_record(job_id)
     return record is None or record["run"] != run or record["state"] != "running"
 
 
 def _fail(job_id: str, run: str, error: Exception) -> None:
-    record = _load(job_id)
+    record = read_record(job_id)
     if record is None or record["run"] != run:
         return
     record.update(state="failed", error=f"{type(error).__name__}: {error}")
-    _save(record)
-    current_app.backend.store_result(job_id, {**_meta(record), "error": record["error"]}, "FAILURE")
+    write_record(record)
+    current_app.backend.store_result(job_id, {**progress(record), "error": record["error"]}, "FAILURE")
 
 
-# -- the job's heartbeat (Redis) ------------------------------------------------------------------------
-
-
-def _beat_key(job_id: str) -> str:
-    return f"zombie-odds:beat:{job_id}"
-
-
-def _beat(client: Redis | None, job_id: str) -> None:
-    """The job is alive now (for `LOST_AFTER` seconds). Never raises: with Redis down no sweep runs either."""
-    if client is None:
-        return
-    try:
-        client.set(_beat_key(job_id), int(time.time()), ex=LOST_AFTER)
-    except TRANSIENT as e:
-        log.warning("no heartbeat for job %s: %s", job_id, e)
+# -- the job's heartbeat (Redis: tables.beat) ---------------------------------------------------------------
 
 
 @contextmanager
 def _beating(job_id: str) -> Iterator[None]:
-    """Keep the job's heartbeat while the block runs (a thread: a unit may take longer than `LOST_AFTER`)."""
+    """Keep the job's heartbeat while the block runs (a thread: a unit may take longer than `tables.LOST_AFTER`)."""
     client = redis_client()  # here: Celery's current app is per thread, the beating thread would get another
     if client is None:
         yield
         return
     stop = threading.Event()
 
-    def beat() -> None:
+    def keep() -> None:
         while True:
-            _beat(client, job_id)
+            beat(client, job_id)
             if stop.wait(BEAT_EVERY):
                 return
 
-    threading.Thread(target=beat, name=f"beat {job_id}", daemon=True).start()
+    threading.Thread(target=keep, name=f"beat {job_id}", daemon=True).start()
     try:
         yield
     finally:
@@ -177,7 +131,7 @@ def solve_unit(unit: dict[str, Any], job_id: str, run: str, layer: int) -> dict[
 @shared_task(**RETRY)
 def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) -> dict[str, Any]:
     """Layer `layer` is done: checkpoint it, then launch the next layer, or store the table after the last."""
-    record = _load(job_id)
+    record = read_record(job_id)
     if record is None or record["run"] != run or record["state"] != "running" or record["done"] != layer:
         return {"stale": True}  # a superseded run, or a message delivered twice: already recorded
     try:
@@ -186,7 +140,7 @@ def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) ->
             record["done"] = layer + 1
             layers = _layers(record)
             if record["done"] < len(layers):
-                _save(record)
+                write_record(record)
                 _launch(record, layers)
                 return {"layer": layer}
             return _finish(record)
@@ -224,7 +178,7 @@ def _known(job_id: str, mode: str, variant: str, players: int, layer: int) -> un
 def launch(job_id: str, run: str) -> None:
     """Start the job's next layer from its durable record. The API publishes only this one message, with
     no result to wait for, so it never subscribes to anything in Redis."""
-    record = _load(job_id)
+    record = read_record(job_id)
     if record is not None and record["run"] == run and record["state"] == "running":
         _launch(record, _layers(record))
 
@@ -240,12 +194,12 @@ def _finish(record: dict[str, Any]) -> dict[str, Any]:
     digest = store().put(key, solution.to_dict())
     record.update(state="done", done=record["total"],
                   summary={"key": key.name, "sha256": digest, "p_first_player_wins": solution.p_first_player_wins})
-    _save(record)
+    write_record(record)
     with _kept_lock:
         _kept.pop(record["id"], None)
     for layer in range(record["total"] - 1):  # (its results are in the table now)
         store().remove(layer_key(record["id"], mode, variant, players, layer))
-    summary = {**_meta(record), **record["summary"]}
+    summary = {**progress(record), **record["summary"]}
     current_app.backend.store_result(record["id"], summary, "SUCCESS")
     return summary
 
@@ -254,74 +208,14 @@ def _launch(record: dict[str, Any], layers: list[list[dict[str, Any]]]) -> None:
     """Record progress in the backend and start the chord of layer `done`; a failure marks the job stalled."""
     job_id, run, layer = record["id"], record["run"], record["done"]
     try:
-        current_app.backend.store_result(job_id, _meta(record), "PROGRESS")
-        _beat(redis_client(), job_id)  # the job moved: it is not lost while its units wait for a worker
+        current_app.backend.store_result(job_id, progress(record), "PROGRESS")
+        beat(redis_client(), job_id)  # the job moved: it is not lost while its units wait for a worker
         header = group(solve_unit.s(unit, job_id, run, layer) for unit in layers[layer])
         chord(header, advance.s(job_id, run, layer)).apply_async()
     except TRANSIENT as e:
         record["stalled"] = f"{type(e).__name__}: {e}"
-        _save(record)  # the next sweep resumes it from here
+        write_record(record)  # the next sweep resumes it from here
         raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
-
-
-# -- starting, resuming, following -----------------------------------------------------------------------
-
-
-def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, split: int = 2,
-                    job_id: str | None = None) -> str:
-    """Start computing one table; returns the job id to follow with `job_status`.
-
-    A job already running for the same table is not started twice: its id is returned. A job started again under
-    the id of one that stopped goes on from its last finished layer (`_carried_over`). Raises ValueError for a
-    table that cannot be computed, `BrokerUnavailable` when Redis is down.
-    """
-    if no_table_reason(mode, players) is not None or variant not in VARIANTS:
-        raise ValueError(no_table_reason(mode, players) or f"no table for variant {variant!r}")
-    if job_id is None:
-        for key in store().jobs():
-            other = _load(key.id)
-            if other and other["state"] == "running" and (other["mode"], other["variant"], other["players"]) == (
-                    mode, variant, players):
-                return other["id"]
-    layers = units.layers(mode, variant, players, split)
-    record = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players,
-              "split": split, "state": "running", "run": uuid.uuid4().hex, "done": 0, "total": len(layers) + 1}
-    JobKey(record["id"])  # a safe id, or ValueError before anything is written
-    record.update(_carried_over(record))
-    try:
-        current_app.backend.store_result(record["id"], _meta(record), "PROGRESS")  # before the record: a
-        _save(record)  # sweep never mistakes a job being started for a lost one
-        _beat(redis_client(), record["id"])  # nor one whose launch a worker has taken and not yet run
-        launch.delay(record["id"], record["run"])
-    except TRANSIENT as e:
-        if JobKey(record["id"]) in store():  # saved but never queued: say so (starting again makes a new job)
-            record.update(state="failed", error="the job queue (Redis) became unavailable before the job was queued")
-            _save(record)
-        raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
-    return record["id"]
-
-
-def _carried_over(record: dict[str, Any]) -> dict[str, Any]:
-    """What a job started again under its id keeps of its earlier run: the layers it finished, when that run
-    stopped (interrupted, or failed) with the same table, split and checkpoints. Each stored layer is what any run
-    computes bit for bit, so the new run goes on from there; otherwise it starts at layer 0."""
-    earlier = _load(record["id"])
-    same = ("mode", "variant", "players", "split", "total")
-    if earlier is None or earlier["state"] not in ("running", "failed") or earlier["done"] == 0 or any(
-            earlier[k] != record[k] for k in same):
-        return {}
-    names = [layer_key(record["id"], record["mode"], record["variant"], record["players"], k)
-             for k in range(earlier["done"])]
-    if not all(name in store() for name in names):
-        return {}
-    return {"done": earlier["done"], **_resumed(earlier, earlier.get("error", "its process stopped"))}
-
-
-def _resumed(record: dict[str, Any], reason: str) -> dict[str, Any]:
-    """What a new run of a job that stopped at `record` says of itself: how often the job was resumed, and why."""
-    return {"resumed": record.get("resumed", 0) + 1,
-            "detail": f"resumed from its last finished layer ({record['done']} of {record['total'] - 1}) "
-                      f"after {reason}"}
 
 
 def _lost(record: dict[str, Any]) -> str | None:
@@ -332,7 +226,7 @@ def _lost(record: dict[str, Any]) -> str | None:
     if current_app.backend.get_task_meta(record["id"])["status"] == "PENDING":
         return "the job queue (Redis) lost its messages"  # Redis restarted empty: its progress record went too
     client = redis_client()
-    if client is not None and not client.exists(_beat_key(record["id"])) and not client.llen(
+    if client is not None and not client.exists(beat_key(record["id"])) and not client.llen(
             current_app.conf.task_default_queue):
         return "its worker stopped"
     if time.time() - record["updated"] > _visibility_timeout() + 60:
@@ -349,25 +243,25 @@ def _visibility_timeout() -> int:
 def resume_lost_jobs() -> list[str]:
     """Start a new run of every lost job from its last checkpoint; returns their ids. Never raises: a job
     that cannot be resumed now (Redis down again, a disk error) is tried again by the next sweep."""
-    resumed = []
+    started = []
     for key in store().jobs():
         try:
-            record = _load(key.id)
+            record = read_record(key.id)
             if record is None or record.get("state") != "running":
                 continue
             reason = _lost(record)
             if reason is None or not jobs.claim(f"resume-{record['id']}", 30):
                 continue
             record.pop("stalled", None)
-            record.update(run=uuid.uuid4().hex, **_resumed(record, reason))
-            _save(record)
+            record.update(run=uuid.uuid4().hex, **resumed(record, reason))
+            write_record(record)
             log.warning("resuming table job %s at layer %d of %d: %s", record["id"], record["done"],
                         record["total"] - 1, reason)
             _launch(record, _layers(record))
-            resumed.append(record["id"])
+            started.append(record["id"])
         except Exception:
             log.exception("could not resume job %s; the next sweep will try again", key.id)
-    return resumed
+    return started
 
 
 class ResumeLostJobs(bootsteps.StartStopStep):
@@ -388,44 +282,6 @@ class ResumeLostJobs(bootsteps.StartStopStep):
     shutdown = stop
 
 
-def _broker_down() -> str | None:
-    """Why Redis cannot be reached now, or None (always None in-process)."""
-    client = redis_client()
-    if client is None:
-        return None
-    try:
-        client.ping()
-    except TRANSIENT as e:
-        return f"{type(e).__name__}: {e}"
-    return None
-
-
-def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
-    """(state, meta) of a table job, from its durable record (so it answers with Redis down or restarted).
-
-    PROGRESS with `done`/`total` layers; SUCCESS with the stored table's `key`, `sha256` and
-    `p_first_player_wins`; FAILURE with `error`; PENDING (empty meta) for an unknown id. A job in
-    progress or done that was resumed says so (`resumed`: how often, and why in `detail`); while Redis is
-    unreachable it also says `broker: unavailable` and why, in `detail`: it resumes from its last
-    finished layer when Redis is back.
-    """
-    record = _load(job_id)
-    if record is None:
-        return "PENDING", {}
-    meta = _meta(record)
-    if record.get("resumed"):
-        meta.update(resumed=record["resumed"], detail=record["detail"])
-    if record["state"] == "done":
-        return "SUCCESS", {**meta, **record["summary"]}
-    if record["state"] == "failed":
-        return "FAILURE", {**meta, "error": record["error"]}
-    down = _broker_down()
-    if down:
-        meta.update(broker="unavailable", detail=f"the job queue (Redis) is unavailable ({down}); the job resumes "
-                    f"from its last finished layer ({record['done']} of {record['total'] - 1}) when it is back")
-    return "PROGRESS", meta
-
-
 # -- a stored solution ------------------------------------------------------------------------------------
 
 
@@ -433,3 +289,19 @@ def job_status(job_id: str) -> tuple[str, dict[str, Any]]:
 def build_solution(mode: str, recycle: str, bus: bool = False) -> str:
     """Build and store one turn solution (a no-op if it is stored): `solutions.submit` sends it with `REDIS_URL`."""
     return solutions.build_and_store(mode, recycle, bus)
+
+
+# -- reports ------------------------------------------------------------------------------------------------
+# (named as they were when workers/reports.py defined them: the beat's schedule and messages already queued name them)
+
+
+@shared_task(name="workers.reports.build_report", **RETRY)
+def build_report(mode: str, variant: str = "before-draw", period: str | None = None) -> dict[str, Any]:
+    """`reports.build_report`: what `reports.submit` sends with `REDIS_URL`."""
+    return reports.build_report(mode, variant, period)
+
+
+@shared_task(name="workers.reports.scheduled_reports", **RETRY)
+def scheduled_reports() -> dict[str, Any]:
+    """`reports.scheduled_reports`: what beat sends (workers/schedule.py)."""
+    return reports.scheduled_reports()

@@ -13,7 +13,7 @@ import pytest
 
 from analysis import MODES
 from api import create_app
-from workers import reports
+from workers import reports, tasks
 from workers.store import Store
 
 from ..workers.reporting import GROUP, stored_content, stored_table
@@ -99,7 +99,7 @@ def test_errors_are_problems(client):
 def test_lists_change_over_time_despite_the_answer_cache(store_dir, content):
     client = create_app({"TESTING": True, "RESPONSE_CACHE_SIZE": 64}).test_client()
     before = {r["id"] for r in client.get("/v1/reports").get_json()["reports"]}
-    made = reports.build_report.apply(("direct-to-video-sequel", "before-draw", "20200102-030000")).get()
+    made = tasks.build_report.apply(("direct-to-video-sequel", "before-draw", "20200102-030000")).get()
     after = {r["id"] for r in client.get("/v1/reports").get_json()["reports"]}
     assert after - before == {made["id"]}
     latest = client.get("/v1/reports/latest?mode=direct-to-video-sequel")

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 import redis
 
-from workers import reports
+from workers import reports, tasks
 from workers.store import Key, Store, table_key
 
 from .reporting import GROUP, RULES, stored_content, stored_table
@@ -30,8 +30,8 @@ SANTA = "santa-claus-meets-the-zombies"
 
 def test_a_report_is_made_once_per_period_and_inputs(store_dir, content):
     period = "20200101-030000"
-    first = reports.build_report.apply(("original", "before-draw", period)).get()
-    second = reports.build_report.apply(("original", "before-draw", period)).get()
+    first = tasks.build_report.apply(("original", "before-draw", period)).get()
+    second = tasks.build_report.apply(("original", "before-draw", period)).get()
     assert first == {"id": first["id"], "made": True} and second == {"id": first["id"], "made": False}
     assert Store(store_dir).writes(reports.key_of(first["id"])) == 1
     assert reports.load(first["id"])["period"] == "2020-01-01T03:00:00Z"

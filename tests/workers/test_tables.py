@@ -14,7 +14,7 @@ import pytest
 
 from analysis import MODES
 from analysis.position import RECYCLE_VARIANTS
-from workers import tables, tasks
+from workers import tables
 from workers.store import JobKey, Key, Store, table_key
 
 KEY = table_key("original", "before-draw", 2)
@@ -102,7 +102,7 @@ def test_a_record_says_running_but_no_process_holds_its_lock_so_it_was_interrupt
 def test_what_has_no_table_is_refused_and_a_server_leaves_large_tables_to_the_workers(
         shelf: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[object] = []
-    monkeypatch.setattr(tasks, "start_table_job", lambda *args, **kwargs: started.append(args))
+    monkeypatch.setattr(tables, "start_table_job", lambda *args, **kwargs: started.append(args))
     with pytest.raises(ValueError, match="5 players of original have no exact table"):
         tables.submit("original", players=5)
     with pytest.raises(ValueError, match="no such mode"):
@@ -127,7 +127,7 @@ def test_a_job_asked_for_while_it_runs_is_joined_not_started_again(shelf: Store,
         assert release.wait(30)
         shelf.put(table_key(mode, variant, players), TABLE)
 
-    monkeypatch.setattr(tasks, "start_table_job", solve)
+    monkeypatch.setattr(tables, "start_table_job", solve)
     first = tables.submit("original")
     asked = []
     others = [threading.Thread(target=lambda: asked.append(tables.submit("original"))) for _ in range(3)]
@@ -148,7 +148,7 @@ def test_a_job_is_cut_into_the_units_the_setting_names(shelf: Store, monkeypatch
     """Each layer in as many units as `ZOMBIE_ODDS_TABLE_UNITS` says (as many as the workers sharing the job), 2 by
     default; anything but a whole number from 1 is refused, naming the setting."""
     splits: list[int] = []
-    monkeypatch.setattr(tasks, "start_table_job", lambda *args, split, job_id: splits.append(split))
+    monkeypatch.setattr(tables, "start_table_job", lambda *args, split, job_id: splits.append(split))
     for setting, split in ((None, 2), ("8", 8), ("1", 1)):
         if setting is None:
             monkeypatch.delenv("ZOMBIE_ODDS_TABLE_UNITS", raising=False)

@@ -13,7 +13,7 @@ import redis
 from workers import tables, tasks
 from workers.celery_app import app, create, using
 from workers.store import JobKey, Store, table_key
-from workers.tasks import job_status, layer_key, start_table_job
+from workers.tables import job_status, layer_key, start_table_job
 
 from ..games import solved_game
 
