@@ -1,5 +1,7 @@
-"""The embedded back end of every job: a thread of this process, one run per job id at a time in this process
-(`submit`), and, for a job with a lock, one run across every process that shares the store (`start`).
+"""What every job module (tables.py, solutions.py, reports.py) runs its jobs with: a job's lock, its durable record,
+a Celery task sent by name to the workers (`send`, with `REDIS_URL`), and the embedded back end: a thread of this
+process, one run per job id at a time in this process (`submit`), and, for a job with a lock, one run across every
+process that shares the store (`start`).
 
 A job runs `work` in a daemon thread named after it, and its outcome is a `concurrent.futures.Future`: what `work`
 returned, or what it raised, for whoever waits on it. While it runs, this process knows it by its id (`running`),
@@ -25,6 +27,10 @@ Tables (tables.py), reports (reports.py) and the solutions' background builder (
 `REDIS_URL`; with it, Celery's workers run them, a report's build under its lock (`exclusive`), and one worker of
 many resumes a lost table job (`claim`).
 
+A job's durable record (`read_record`, `write_record`) is an entry of the store (`JobKey`), written whole and
+checksummed, which every process sharing the store reads alike: a table job's checkpoint (tables.py, tasks.py), a
+solution's build queued or failed (solutions.py), where an embedded report's job stands (reports.py).
+
 The answers of /v1/odds (api/answers.py) are jobs by `submit`: the request waits for its answer's Future for a
 while, and what the work raised (a 422 for a position too large, say) is raised to it. Their lock is the answer's
 own in the store, taken by the work, and a semaphore bounds how many compute at once (a solve can take gigabytes).
@@ -38,6 +44,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from contextlib import contextmanager, nullcontext
@@ -50,14 +57,14 @@ from redis.exceptions import LockError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .shared import store
-from .store import Store, held, try_lock
+from .store import CorruptEntry, JobKey, Store, held, try_lock
 
 if TYPE_CHECKING:
     from redis import Redis
     from redis.lock import Lock
 
 __all__ = ["lock_path", "runs", "submit", "start", "running", "runs_here", "join", "exclusive", "serialised", "claim",
-           "send", "BrokerUnavailable", "TRANSIENT", "LOCK_SECONDS"]
+           "read_record", "write_record", "send", "BrokerUnavailable", "TRANSIENT", "LOCK_SECONDS"]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +84,23 @@ class BrokerUnavailable(RedisError):
     """Redis (the job queue) cannot be reached: a job cannot be started now (its status still can be read). A
     `RedisError`, as workers/tables.py's `QUEUE_ERRORS` counts it, and not one of the faults a task is retried for
     (tasks.TRANSIENT): the sweep resumes its job."""
+
+
+def read_record(job: str, where: Store | None = None) -> dict[str, Any] | None:
+    """The job's durable record in the store (`where`, by default the current one), or None: no such job, an id that
+    is not one, or a record that failed its checksum (moved aside)."""
+    try:
+        entry = (where or store()).get(JobKey(job))
+    except (ValueError, CorruptEntry):
+        return None
+    return entry[0] if entry else None
+
+
+def write_record(job: str, record: dict[str, Any], where: Store | None = None) -> None:
+    """Write the job's record whole, stamped with the time (``updated``): an entry of the store (`JobKey`), written
+    atomically and checksummed like any other, so that every process sharing the store reads it alike."""
+    record["updated"] = time.time()
+    (where or store()).put(JobKey(job), record)
 
 
 def lock_path(job: str, where: Store | None = None) -> Path:

@@ -13,7 +13,7 @@ It keeps the directory store's promises (workers/store.py) with the database's o
 What a process maps must be a local file: `get_arrays` keeps a verified copy of an array entry in a local directory
 store (`ZOMBIE_ODDS_CACHE`, by default ``var/cache``), fetched when it is missing or differs from the database's
 (by the manifest's digest), every file checked against its sha256 before the copy is renamed into place. That
-directory also holds what is local by nature: the embedded jobs' locks and records (workers/jobs.py).
+directory also holds what is local by nature: the embedded jobs' locks (workers/jobs.py).
 """
 
 from __future__ import annotations

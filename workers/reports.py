@@ -27,11 +27,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from analysis.game import GameSolution
@@ -243,24 +240,9 @@ class ReportJob:
     error: str | None = None
 
 
-def _record_path(report: str, where: Store | None = None) -> Path:
-    folder = (where or store()).root / "jobs"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / f"report-{report}.json"
-
-
-def _record(report: str) -> dict[str, Any] | None:
-    try:
-        return json.loads(_record_path(report).read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def _write_record(report: str, record: dict[str, Any], where: Store | None = None) -> None:
-    path = _record_path(report, where)
-    tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
-    tmp.write_text(json.dumps(record))
-    os.replace(tmp, path)
+def _record_id(report: str) -> str:
+    """The id of the record of the job making `report` (a report's id is too long for one, and holds ``--``)."""
+    return f"report-{hashlib.sha256(report.encode()).hexdigest()[:40]}"
 
 
 def submit(mode: str, variant: str = "before-draw", period: str | None = None) -> ReportJob:
@@ -286,15 +268,15 @@ def _run_here(inputs: Inputs, game: GameSolution | None, where: Store) -> None:
     """The embedded default: make the report in this thread (`jobs.start`, holding the job's lock throughout),
     unless it was stored meanwhile."""
     if _stored(inputs.key, where) is not None:
-        _write_record(inputs.id, {"state": "succeeded", "report": inputs.id}, where)
+        jobs.write_record(_record_id(inputs.id), {"state": "succeeded", "report": inputs.id}, where)
         return
-    _write_record(inputs.id, {"state": "running"}, where)
+    jobs.write_record(_record_id(inputs.id), {"state": "running"}, where)
     try:
         summary = make(inputs, game, where)
-        _write_record(inputs.id, {"state": "succeeded", "report": summary["id"]}, where)
+        jobs.write_record(_record_id(inputs.id), {"state": "succeeded", "report": summary["id"]}, where)
     except Exception as e:  # the job fails, the server does not: the record says why
         log.exception("report %s failed", inputs.id)
-        _write_record(inputs.id, {"state": "failed", "error": f"{type(e).__name__}: {e}"}, where)
+        jobs.write_record(_record_id(inputs.id), {"state": "failed", "error": f"{type(e).__name__}: {e}"}, where)
 
 
 def status(job: str) -> ReportJob | None:
@@ -311,7 +293,7 @@ def status(job: str) -> ReportJob | None:
     from .celery_app import embedded
 
     if embedded():
-        record = _record(job)
+        record = jobs.read_record(_record_id(job))
         if record is None:
             return None
         if record["state"] == "succeeded":

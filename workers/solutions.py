@@ -146,8 +146,8 @@ def available_memory() -> int | None:
 
 
 def _record(mode: str, recycle: str, bus: bool, state: str, **extra: Any) -> None:
-    store().put(JobKey(job_id(mode, recycle, bus)), {"mode": mode, "recycle": recycle, "school_bus": bus,
-                                                     "state": state, "updated": time.time(), **extra})
+    jobs.write_record(job_id(mode, recycle, bus), {"mode": mode, "recycle": recycle, "school_bus": bus, "state": state,
+                                                   **extra}, store())
 
 
 @dataclass(frozen=True)
@@ -177,11 +177,7 @@ def status(mode: str, recycle: str, bus: bool = False) -> SolutionStatus:
         return SolutionStatus(mode, recycle, bus, "building", job)
     if jobs.runs(BUILDER, store()) or _building_here():
         return SolutionStatus(mode, recycle, bus, "queued", job)
-    try:
-        entry = shelf.get(JobKey(job))
-    except CorruptEntry:
-        entry = None
-    record = entry[0] if entry else {}
+    record = jobs.read_record(job, shelf) or {}
     if record.get("state") == "failed":
         return SolutionStatus(mode, recycle, bus, "failed", job, error=record.get("error"))
     if record.get("state") == "queued" and time.time() - record.get("updated", 0) < QUEUED_FOR:

@@ -5,7 +5,7 @@ finds the running job instead of starting a second one. `submit` starts a job un
 stored or its job runs; `status` says where a job stands (a `TableJob`); `load` gives the stored
 solution, parsed once per process. The stored table is the truth: once it is in the store, its job
 has succeeded, whatever any record says. Both ways of running use the same graph of tasks (tasks.py), whose
-durable record in the store (`read_record`, `write_record`) every process reads alike:
+durable record in the store (`jobs.read_record`) every process reads alike:
 
 * with `REDIS_URL`, `start_table_job` hands the graph to the workers (who resume it after a fault);
 * embedded (no `REDIS_URL`: tasks run eagerly), a thread of this process runs it (`jobs.start`), holding the
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NotHere", "embedded_tables", "units_per_layer",
            "TableJob", "job_id", "key_for_job", "submit", "status", "join", "load", "stored", "QUEUE_ERRORS",
-           "no_table_reason", "layer_key", "read_record", "write_record", "progress", "beat", "beat_key", "LOST_AFTER",
+           "no_table_reason", "layer_key", "table_record", "progress", "beat", "beat_key", "LOST_AFTER",
            "start_table_job", "resumed", "job_status"]
 
 log = logging.getLogger(__name__)
@@ -163,18 +163,11 @@ def layer_key(job: str, mode: str, variant: str, players: int, layer: int) -> Ke
     return Key("layer", mode, variant, players, tag=f"{hashlib.sha256(job.encode()).hexdigest()[:32]}-{layer}")
 
 
-def read_record(job: str) -> dict[str, Any] | None:
-    """The job's record, or None: no such job, an id that is not one, or a record that failed its checksum."""
-    try:
-        entry = store().get(JobKey(job))
-    except (ValueError, CorruptEntry):
-        return None
-    return entry[0] if entry else None
-
-
-def write_record(record: dict[str, Any]) -> None:
-    record["updated"] = time.time()
-    store().put(JobKey(record["id"]), record)
+def table_record(job: str) -> dict[str, Any] | None:
+    """The record of table job `job`, or None: the store's job records are every kind's (reports' and solutions' too),
+    and only a table job's has a run's token."""
+    record = jobs.read_record(job)
+    return record if record is not None and "run" in record else None
 
 
 def progress(record: dict[str, Any]) -> dict[str, Any]:
@@ -214,9 +207,9 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
         raise ValueError(no_table_reason(mode, players) or f"no table for variant {variant!r}")
     if job_id is None:
         for key in store().jobs():
-            other = read_record(key.id)
-            if other and other["state"] == "running" and (other["mode"], other["variant"], other["players"]) == (
-                    mode, variant, players):
+            other = table_record(key.id)
+            if other is not None and other["state"] == "running" and (
+                    other["mode"], other["variant"], other["players"]) == (mode, variant, players):
                 return other["id"]
     layers = units.layers(mode, variant, players, split)
     record = {"id": job_id or str(uuid.uuid4()), "mode": mode, "variant": variant, "players": players,
@@ -225,13 +218,13 @@ def start_table_job(mode: str, variant: str = "before-draw", players: int = 2, s
     record.update(_carried_over(record))
     try:
         current_app.backend.store_result(record["id"], progress(record), "PROGRESS")  # before the record: a
-        write_record(record)  # sweep never mistakes a job being started for a lost one
+        jobs.write_record(record["id"], record)  # sweep never mistakes a job being started for a lost one
         beat(redis_client(), record["id"])  # nor one whose launch a worker has taken and not yet run
         jobs.send("workers.tasks.launch", (record["id"], record["run"]), ignore_result=True)
     except TRANSIENT as e:
         if JobKey(record["id"]) in store():  # saved but never queued: say so (starting again makes a new job)
             record.update(state="failed", error="the job queue (Redis) became unavailable before the job was queued")
-            write_record(record)
+            jobs.write_record(record["id"], record)
         raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
     return record["id"]
 
@@ -240,7 +233,7 @@ def _carried_over(record: dict[str, Any]) -> dict[str, Any]:
     """What a job started again under its id keeps of its earlier run: the layers it finished, when that run
     stopped (interrupted, or failed) with the same table, split and checkpoints. Each stored layer is what any run
     computes bit for bit, so the new run goes on from there; otherwise it starts at layer 0."""
-    earlier = read_record(record["id"])
+    earlier = jobs.read_record(record["id"])
     same = ("mode", "variant", "players", "split", "total")
     if earlier is None or earlier["state"] not in ("running", "failed") or earlier["done"] == 0 or any(
             earlier[k] != record[k] for k in same):
@@ -282,7 +275,7 @@ def job_status(job: str) -> tuple[str, dict[str, Any]]:
     unreachable it also says `broker: unavailable` and why, in `detail`: it resumes from its last
     finished layer when Redis is back.
     """
-    record = read_record(job)
+    record = table_record(job)
     if record is None:
         return "PENDING", {}
     meta = progress(record)

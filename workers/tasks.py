@@ -9,7 +9,7 @@ parallel on any worker as the header of a chord, and the chord's body, `advance`
 layer's chord; after the last layer it stores the table atomically. Every task is pure given its arguments
 (idempotent), acknowledged late (a killed worker's task is redelivered) and retried only for transient faults.
 
-Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store: `tables.read_record`) and
+Redis is not trusted to keep anything: the job's durable record (`JobKey` in the store: `jobs.read_record`) and
 its layers' results (`tables.layer_key`, one entry a layer) are its checkpoint. `advance` stores a layer's results
 and then the record (the layers done) before it launches the next one, so when Redis restarts empty, or a launch
 fails, `resume_lost_jobs` (run by every worker on connecting to the broker, and every `SWEEP_EVERY` seconds) starts
@@ -57,7 +57,7 @@ from .celery_app import redis_client
 from .jobs import TRANSIENT, BrokerUnavailable
 from .shared import store
 from .store import table_key
-from .tables import beat, beat_key, layer_key, progress, read_record, resumed, write_record
+from .tables import beat, beat_key, layer_key, progress, resumed, table_record
 
 __all__ = ["solve_unit", "advance", "launch", "resume_lost_jobs", "ResumeLostJobs", "BEAT_EVERY", "SWEEP_EVERY",
            "RETRY", "build_solution", "build_report", "scheduled_reports"]
@@ -68,20 +68,20 @@ RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": True, "max_retries": 5, "a
 BEAT_EVERY = 5  # seconds between two heartbeats of a job while one of its tasks runs (tables.LOST_AFTER: lost)
 SWEEP_EVERY = 10  # seconds between two sweeps for lost jobs on each worker
 
-# -- the job's durable record (tables.py) ------------------------------------------------------------------
+# -- the job's durable record (jobs.read_record) --------------------------------------------------------------
 
 
 def _superseded(job_id: str, run: str) -> bool:
-    record = read_record(job_id)
+    record = jobs.read_record(job_id)
     return record is None or record["run"] != run or record["state"] != "running"
 
 
 def _fail(job_id: str, run: str, error: Exception) -> None:
-    record = read_record(job_id)
+    record = jobs.read_record(job_id)
     if record is None or record["run"] != run:
         return
     record.update(state="failed", error=f"{type(error).__name__}: {error}")
-    write_record(record)
+    jobs.write_record(record["id"], record)
     current_app.backend.store_result(job_id, {**progress(record), "error": record["error"]}, "FAILURE")
 
 
@@ -131,7 +131,7 @@ def solve_unit(unit: dict[str, Any], job_id: str, run: str, layer: int) -> dict[
 @shared_task(**RETRY)
 def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) -> dict[str, Any]:
     """Layer `layer` is done: checkpoint it, then launch the next layer, or store the table after the last."""
-    record = read_record(job_id)
+    record = jobs.read_record(job_id)
     if record is None or record["run"] != run or record["state"] != "running" or record["done"] != layer:
         return {"stale": True}  # a superseded run, or a message delivered twice: already recorded
     try:
@@ -140,7 +140,7 @@ def advance(results: list[dict[str, Any]], job_id: str, run: str, layer: int) ->
             record["done"] = layer + 1
             layers = _layers(record)
             if record["done"] < len(layers):
-                write_record(record)
+                jobs.write_record(record["id"], record)
                 _launch(record, layers)
                 return {"layer": layer}
             return _finish(record)
@@ -178,7 +178,7 @@ def _known(job_id: str, mode: str, variant: str, players: int, layer: int) -> un
 def launch(job_id: str, run: str) -> None:
     """Start the job's next layer from its durable record. The API publishes only this one message, with
     no result to wait for, so it never subscribes to anything in Redis."""
-    record = read_record(job_id)
+    record = jobs.read_record(job_id)
     if record is not None and record["run"] == run and record["state"] == "running":
         _launch(record, _layers(record))
 
@@ -194,7 +194,7 @@ def _finish(record: dict[str, Any]) -> dict[str, Any]:
     digest = store().put(key, solution.to_dict())
     record.update(state="done", done=record["total"],
                   summary={"key": key.name, "sha256": digest, "p_first_player_wins": solution.p_first_player_wins})
-    write_record(record)
+    jobs.write_record(record["id"], record)
     with _kept_lock:
         _kept.pop(record["id"], None)
     for layer in range(record["total"] - 1):  # (its results are in the table now)
@@ -214,7 +214,7 @@ def _launch(record: dict[str, Any], layers: list[list[dict[str, Any]]]) -> None:
         chord(header, advance.s(job_id, run, layer)).apply_async()
     except TRANSIENT as e:
         record["stalled"] = f"{type(e).__name__}: {e}"
-        write_record(record)  # the next sweep resumes it from here
+        jobs.write_record(record["id"], record)  # the next sweep resumes it from here
         raise BrokerUnavailable(f"the job queue (Redis) is unavailable: {e}") from e
 
 
@@ -246,15 +246,15 @@ def resume_lost_jobs() -> list[str]:
     started = []
     for key in store().jobs():
         try:
-            record = read_record(key.id)
-            if record is None or record.get("state") != "running":
+            record = table_record(key.id)
+            if record is None or record["state"] != "running":
                 continue
             reason = _lost(record)
             if reason is None or not jobs.claim(f"resume-{record['id']}", 30):
                 continue
             record.pop("stalled", None)
             record.update(run=uuid.uuid4().hex, **resumed(record, reason))
-            write_record(record)
+            jobs.write_record(record["id"], record)
             log.warning("resuming table job %s at layer %d of %d: %s", record["id"], record["done"],
                         record["total"] - 1, reason)
             _launch(record, _layers(record))

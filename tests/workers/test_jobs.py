@@ -19,7 +19,7 @@ import redis
 
 from workers import jobs
 from workers.celery_app import create, using
-from workers.store import Store
+from workers.store import JobKey, Store
 
 REDIS_URL = "redis://127.0.0.1:6379/9"  # this module's own database
 
@@ -240,3 +240,17 @@ def test_on_redis_submitters_take_turns_and_a_job_started_holds_the_lock(on_redi
     go.set()
     jobs.join(on_redis, 10)
     assert not jobs.runs(on_redis)
+
+
+def test_a_jobs_record_is_an_entry_of_the_store_read_whole_or_not_at_all(a_store: Path) -> None:
+    assert jobs.read_record("one") is None
+    jobs.write_record("one", {"state": "running"})
+    record = jobs.read_record("one")
+    assert record["state"] == "running" and time.time() - record["updated"] < 60
+    assert Store(a_store).writes(JobKey("one")) == 1 and jobs.read_record("one", Store(a_store)) == record
+    path = a_store / f"{JobKey('one').name}.json"
+    path.write_text(path.read_text().replace("running", "failed!"))  # a hand edit: the checksum says so
+    assert jobs.read_record("one") is None and not path.exists()
+    assert jobs.read_record("Not--an-id") is None and jobs.read_record("../one") is None
+    with pytest.raises(ValueError, match="unsafe job id"):
+        jobs.write_record("../one", {"state": "running"})

@@ -12,8 +12,8 @@ from collections import Counter
 import pytest
 import redis
 
-from workers import reports, tasks
-from workers.store import Key, Store, table_key
+from workers import jobs, reports, tasks
+from workers.store import JobKey, Key, Store, table_key
 
 from .reporting import GROUP, RULES, stored_content, stored_table
 
@@ -128,3 +128,19 @@ def test_a_missing_table_is_started_or_said_to_be_impossible(monkeypatch):
     monkeypatch.setattr(reports.tables, "submit", impossible)  # not called: this server does not solve it
     note, reason = reports._missing_table(light)
     assert "no job was started" in note and "ZOMBIE_ODDS_REPORT_SOLVE_MODES" in reason
+
+
+def test_a_report_jobs_record_says_where_it_stands_and_its_lock_whether_it_runs(tmp_path, monkeypatch):
+    """Embedded, a report's job keeps its record in the store (workers/jobs.py): a record that says running while
+    nobody holds the job's lock was interrupted."""
+    monkeypatch.setenv("ZOMBIE_ODDS_STORE", str(tmp_path))
+    report = reports.Inputs("original", "before-draw", "20200101-030000", None, RULES).id
+    assert reports.status(report) is None
+    jobs.write_record(reports._record_id(report), {"state": "running"})
+    assert reports.status(report) == reports.ReportJob(
+        report, "failed", error="interrupted: the process making it stopped; ask again")
+    with jobs.exclusive(reports._task_id(report)) as mine:
+        assert mine and reports.status(report) == reports.ReportJob(report, "running")
+    jobs.write_record(reports._record_id(report), {"state": "failed", "error": "RuntimeError: no luck"})
+    assert reports.status(report) == reports.ReportJob(report, "failed", error="RuntimeError: no luck")
+    assert list(Store(tmp_path).jobs()) == [JobKey(reports._record_id(report))]
